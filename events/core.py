@@ -1,0 +1,236 @@
+"""Events every strategy shares: the run's life, agent calls, evaluations, timers, solutions."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from events.base import EffectRequest, EffectResult, Event, EventKind, register
+from events.domain import EvaluationResult, SolutionPhase, TaskDescription
+
+# --- the run ------------------------------------------------------------------------------
+
+
+@register
+class RunStarted(Event):
+    """The run's only spontaneous input: what to do, with which settings and seed."""
+
+    type_name: ClassVar[str] = "RunStarted"
+    kind: ClassVar[EventKind] = "input"
+
+    strategy: str
+    backend: str
+    seed: int
+    config: dict[str, Any]
+    task: TaskDescription
+    task_dir: str
+    run_dir: str
+    deterministic_order: bool = True
+    elapsed_s: float = 0.0
+
+
+@register
+class RunCompleted(Event):
+    type_name: ClassVar[str] = "RunCompleted"
+
+    submission_path: str
+    best_score: float | None
+    result: dict[str, Any]
+
+
+@register
+class RunFailed(Event):
+    type_name: ClassVar[str] = "RunFailed"
+
+    error: str
+    diagnostics: dict[str, Any] = {}
+
+
+@register
+class DriverStarted(Event):
+    type_name: ClassVar[str] = "DriverStarted"
+    kind: ClassVar[EventKind] = "bookkeeping"
+
+    pid: int
+    host: str
+    resumed: bool
+    elapsed_s: float
+
+
+@register
+class DriverStopped(Event):
+    type_name: ClassVar[str] = "DriverStopped"
+    kind: ClassVar[EventKind] = "bookkeeping"
+
+    reason: str
+    elapsed_s: float
+    cancelled_effects: list[str] = []
+
+
+@register
+class PhaseStarted(Event):
+    type_name: ClassVar[str] = "PhaseStarted"
+
+    phase: str
+    budget_s: float | None = None
+
+
+@register
+class PhaseCompleted(Event):
+    type_name: ClassVar[str] = "PhaseCompleted"
+
+    phase: str
+    result: dict[str, Any] = {}
+
+
+@register
+class Note(Event):
+    """A warning or remark a handler wants in the audit trail (and the logs)."""
+
+    type_name: ClassVar[str] = "Note"
+
+    level: str
+    message: str
+    data: dict[str, Any] = {}
+
+
+# --- solutions ------------------------------------------------------------------------------
+
+
+@register
+class SolutionRecorded(Event):
+    """A script came into being. Content-addressed: recorded once per ``solution_id``."""
+
+    type_name: ClassVar[str] = "SolutionRecorded"
+
+    solution_id: str
+    content: str
+    phase: SolutionPhase
+    origin: str
+    parents: list[str] = []
+    source_model: str | None = None
+    detail: dict[str, Any] = {}
+
+
+@register
+class SolutionEvaluated(Event):
+    """The evaluation sub-flow's verdict on a solution (after leakage check and debugging)."""
+
+    type_name: ClassVar[str] = "SolutionEvaluated"
+
+    solution_id: str
+    requested_solution_id: str
+    score: float | None
+    is_executable: bool
+    purpose: str
+    eval_ids: list[str] = []
+
+
+# --- agent calls ----------------------------------------------------------------------------
+
+
+@register
+class AgentCallRequested(EffectRequest):
+    """Ask an agent. ``prompt`` is the exact rendered text; ``variables`` the values behind it."""
+
+    type_name: ClassVar[str] = "AgentCallRequested"
+
+    agent_type: str
+    variant: str | None = None
+    prompt: str
+    system_prompt: str | None = None
+    variables: dict[str, Any] = {}
+    output_schema: dict[str, Any] | None = None
+    session_key: str | None = None
+
+
+@register
+class AgentCallCompleted(EffectResult):
+    type_name: ClassVar[str] = "AgentCallCompleted"
+
+    text: str
+    code: str | None = None
+    structured: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    usage: dict[str, Any] = {}
+    duration_s: float = 0.0
+    session_id: str | None = None
+
+
+@register
+class AgentCallFailed(EffectResult):
+    type_name: ClassVar[str] = "AgentCallFailed"
+
+    error: str
+    attempts: int = 1
+    cost_usd: float | None = None
+
+
+# --- evaluations ----------------------------------------------------------------------------
+
+
+class SubmissionInfo(BaseModel):
+    """What the evaluation's ``final/submission.csv`` looked like, checked against the sample."""
+
+    model_config = ConfigDict(frozen=True)
+
+    exists: bool
+    path: str = ""
+    rows: int | None = None
+    columns: list[str] = []
+    valid: bool = False
+    reason: str = ""
+
+
+@register
+class EvaluationRequested(EffectRequest):
+    """Run the script of ``solution_id`` (recorded earlier) in its own directory."""
+
+    type_name: ClassVar[str] = "EvaluationRequested"
+
+    solution_id: str
+    purpose: str
+    timeout_s: float
+    expect_submission: bool = False
+
+
+@register
+class EvaluationCompleted(EffectResult):
+    type_name: ClassVar[str] = "EvaluationCompleted"
+
+    result: EvaluationResult
+    peak_rss_mb: float | None = None
+    cpu_s: float | None = None
+    submission: SubmissionInfo | None = None
+
+
+# --- time and cancellation -------------------------------------------------------------------
+
+
+@register
+class TimerRequested(EffectRequest):
+    """Wake the handlers when the run's driven time reaches ``at_elapsed_s``."""
+
+    type_name: ClassVar[str] = "TimerRequested"
+
+    at_elapsed_s: float
+
+
+@register
+class TimerFired(EffectResult):
+    type_name: ClassVar[str] = "TimerFired"
+
+
+@register
+class EffectCancelled(Event):
+    """The handlers no longer want an effect's result (e.g. a deadline passed)."""
+
+    type_name: ClassVar[str] = "EffectCancelled"
+
+    effect_id: str
+    reason: str
+
+
+REQUEST_TYPES: tuple[type[EffectRequest], ...] = (AgentCallRequested, EvaluationRequested, TimerRequested)
+RESULT_TYPES: tuple[type[EffectResult], ...] = (AgentCallCompleted, AgentCallFailed, EvaluationCompleted, TimerFired)

@@ -1,0 +1,423 @@
+"""Domain values of spec 01 (REQ-DM-001..050): configuration, task, solutions, results.
+
+Everything here is a plain pydantic v2 model; only pydantic and the standard library are
+imported (REQ-DM-050). All models are frozen except ``SolutionScript`` (REQ-DM-039), whose
+``score`` is filled in after evaluation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class TaskType(str, Enum):
+    """REQ-DM-004."""
+
+    classification = "classification"
+    regression = "regression"
+    image_classification = "image_classification"
+    image_to_image = "image_to_image"
+    text_classification = "text_classification"
+    audio_classification = "audio_classification"
+    sequence_to_sequence = "sequence_to_sequence"
+    tabular = "tabular"
+
+
+class DataModality(str, Enum):
+    """REQ-DM-005."""
+
+    tabular = "tabular"
+    image = "image"
+    text = "text"
+    audio = "audio"
+    mixed = "mixed"
+
+
+class MetricDirection(str, Enum):
+    """REQ-DM-006."""
+
+    maximize = "maximize"
+    minimize = "minimize"
+
+
+class SolutionPhase(str, Enum):
+    """REQ-DM-008."""
+
+    init = "init"
+    merged = "merged"
+    refined = "refined"
+    ensemble = "ensemble"
+    final = "final"
+
+
+class CodeBlockCategory(str, Enum):
+    """REQ-DM-011."""
+
+    preprocessing = "preprocessing"
+    feature_engineering = "feature_engineering"
+    model_selection = "model_selection"
+    training = "training"
+    hyperparameter_tuning = "hyperparameter_tuning"
+    ensemble = "ensemble"
+    postprocessing = "postprocessing"
+    other = "other"
+
+
+class AgentType(str, Enum):
+    """REQ-DM-013: the fourteen MLE-STAR agent roles."""
+
+    retriever = "retriever"
+    init = "init"
+    merger = "merger"
+    ablation = "ablation"
+    summarize = "summarize"
+    extractor = "extractor"
+    coder = "coder"
+    planner = "planner"
+    ens_planner = "ens_planner"
+    ensembler = "ensembler"
+    debugger = "debugger"
+    leakage = "leakage"
+    data = "data"
+    test = "test"
+
+
+_FROZEN = ConfigDict(frozen=True)
+
+
+class PhaseTimeBudget(BaseModel):
+    """REQ-OR-025: share of the time limit given to each phase (percentages summing to 100)."""
+
+    model_config = _FROZEN
+
+    phase1_pct: float = Field(default=10.0, gt=0, le=100)
+    phase2_pct: float = Field(default=65.0, gt=0, le=100)
+    phase3_pct: float = Field(default=15.0, gt=0, le=100)
+    finalization_pct: float = Field(default=10.0, gt=0, le=100)
+
+    @model_validator(mode="after")
+    def _sums_to_100(self) -> "PhaseTimeBudget":
+        total = self.phase1_pct + self.phase2_pct + self.phase3_pct + self.finalization_pct
+        if abs(total - 100.0) > 1e-6:
+            raise ValueError(f"phase percentages must sum to 100, got {total}")
+        return self
+
+
+class PipelineConfig(BaseModel):
+    """REQ-DM-001/002 plus the spec-09 extensions (REQ-OR-005/009/025/028/044/047).
+
+    Every integer field is strictly positive (REQ-DM-002).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    num_retrieved_models: int = Field(default=4, ge=1)
+    outer_loop_steps: int = Field(default=4, ge=1)
+    inner_loop_steps: int = Field(default=4, ge=1)
+    num_parallel_solutions: int = Field(default=2, ge=1)
+    ensemble_rounds: int = Field(default=5, ge=1)
+    time_limit_seconds: int = Field(default=86400, ge=1)
+    subsample_limit: int = Field(default=30000, ge=1)
+    max_debug_attempts: int = Field(default=3, ge=1)
+    max_budget_usd: float | None = Field(default=None, gt=0)
+    phase_time_budget: PhaseTimeBudget | None = None
+    permission_mode: str = "bypassPermissions"
+    model: str = "sonnet"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    log_file: str | None = None
+    # Evolution strategy fields (evolution-two-phase-plan §config); ignored by mle-star.
+    max_steps: int = Field(default=40, ge=1)
+    phase1_target_nodes: int = Field(default=4, ge=1)
+    merge_ratio: float = Field(default=0.5, ge=0.0, le=1.0)
+    workers: int = Field(default=2, ge=1)
+    tournament_size: int = Field(default=2, ge=1)
+    max_chained_debug: int = Field(default=2, ge=0)
+    # Engine fields.
+    max_concurrent_agent_calls: int = Field(default=4, ge=1)
+    max_concurrent_evaluations: int = Field(default=2, ge=1)
+    memory_limit_mb: int | None = Field(default=None, ge=1)
+    contamination_check: bool = False
+
+    @field_validator("permission_mode")
+    @classmethod
+    def _known_permission_mode(cls, value: str) -> str:
+        allowed = {"default", "acceptEdits", "plan", "bypassPermissions"}
+        if value not in allowed:
+            raise ValueError(f"permission_mode must be one of {sorted(allowed)}")
+        return value
+
+
+class TaskDescription(BaseModel):
+    """REQ-DM-007."""
+
+    model_config = _FROZEN
+
+    competition_id: str
+    task_type: TaskType
+    data_modality: DataModality
+    evaluation_metric: str
+    metric_direction: MetricDirection
+    description: str
+    data_dir: str = "./input"
+    output_dir: str = "./final"
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class SolutionScript(BaseModel):
+    """REQ-DM-009: a full Python program; mutable so the score can be set after evaluation.
+
+    ``created_at`` is wall-clock metadata and is excluded from anything the engine compares
+    or hashes: a solution's identity is its content (``solution_id``).
+    """
+
+    model_config = ConfigDict(frozen=False)
+
+    content: str
+    phase: SolutionPhase
+    score: float | None = None
+    is_executable: bool = True
+    source_model: str | None = None
+    created_at: datetime = Field(default_factory=_utcnow)
+
+    @property
+    def solution_id(self) -> str:
+        return solution_id_of(self.content)
+
+    def replace_block(self, old: str, new: str) -> "SolutionScript":
+        """REQ-DM-010: a NEW script with the first occurrence of ``old`` replaced by ``new``.
+
+        The score is reset to None and is_executable to True: the content changed, so the old
+        evaluation says nothing about it (digest §9.6); phase and source_model are kept.
+        """
+        if old not in self.content:
+            raise ValueError("code block not found in solution content")
+        return SolutionScript(
+            content=self.content.replace(old, new, 1),
+            phase=self.phase,
+            score=None,
+            is_executable=True,
+            source_model=self.source_model,
+        )
+
+
+def solution_id_of(content: str) -> str:
+    """Content address of a script: first 16 hex digits of its sha256."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
+
+
+class CodeBlock(BaseModel):
+    """REQ-DM-012."""
+
+    model_config = _FROZEN
+
+    content: str
+    category: CodeBlockCategory | None = None
+    outer_step: int | None = None
+
+
+# --- structured outputs (REQ-DM-014..020) -------------------------------------------------
+
+
+class RetrievedModel(BaseModel):
+    model_config = _FROZEN
+
+    model_name: str
+    example_code: str
+
+
+class RetrieverOutput(BaseModel):
+    model_config = _FROZEN
+
+    models: list[RetrievedModel]
+
+    @field_validator("models")
+    @classmethod
+    def _at_least_one(cls, value: list[RetrievedModel]) -> list[RetrievedModel]:
+        if len(value) < 1:
+            raise ValueError("models must contain at least one entry")
+        return value
+
+
+class RefinePlan(BaseModel):
+    model_config = _FROZEN
+
+    code_block: str
+    plan: str
+
+
+class ExtractorOutput(BaseModel):
+    model_config = _FROZEN
+
+    plans: list[RefinePlan]
+
+    @field_validator("plans")
+    @classmethod
+    def _at_least_one(cls, value: list[RefinePlan]) -> list[RefinePlan]:
+        if len(value) < 1:
+            raise ValueError("plans must contain at least one entry")
+        return value
+
+
+class LeakageAnswer(BaseModel):
+    model_config = _FROZEN
+
+    leakage_status: Literal["Yes Data Leakage", "No Data Leakage"]
+    code_block: str
+
+
+class LeakageDetectionOutput(BaseModel):
+    model_config = _FROZEN
+
+    answers: list[LeakageAnswer]
+
+    @field_validator("answers")
+    @classmethod
+    def _at_least_one(cls, value: list[LeakageAnswer]) -> list[LeakageAnswer]:
+        if len(value) < 1:
+            raise ValueError("answers must contain at least one entry")
+        return value
+
+
+class DataContaminationResult(BaseModel):
+    model_config = _FROZEN
+
+    verdict: Literal["Novel", "Same"]
+
+
+def output_format_for(model: type[BaseModel]) -> dict[str, Any]:
+    """REQ-DM-041/049: the ``output_format`` envelope the Claude Agent SDK accepts."""
+    return {"type": "json_schema", "schema": model.model_json_schema()}
+
+
+# --- evaluation and results (REQ-DM-021..025, 042, 043; REQ-P2I-036) ---------------------
+
+
+class EvaluationResult(BaseModel):
+    model_config = _FROZEN
+
+    score: float | None = None
+    stdout: str
+    stderr: str
+    exit_code: int
+    duration_seconds: float
+    is_error: bool
+    error_traceback: str | None = None
+
+
+class ExecutionRawResult(BaseModel):
+    """REQ-EX-008."""
+
+    model_config = _FROZEN
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    duration_seconds: float
+    timed_out: bool
+
+
+class RefinementAttempt(BaseModel):
+    model_config = _FROZEN
+
+    plan: str
+    score: float | None
+    code_block: str
+    was_improvement: bool
+
+
+class EnsembleAttempt(BaseModel):
+    model_config = _FROZEN
+
+    plan: str
+    score: float | None
+    solution: SolutionScript
+
+
+class InnerLoopResult(BaseModel):
+    model_config = _FROZEN
+
+    best_solution: SolutionScript
+    best_score: float
+    attempts: list[RefinementAttempt]
+    improved: bool
+
+
+class Phase1Result(BaseModel):
+    model_config = _FROZEN
+
+    retrieved_models: list[RetrievedModel]
+    candidate_solutions: list[SolutionScript]
+    candidate_scores: list[float | None]
+    initial_solution: SolutionScript
+    initial_score: float
+
+
+class Phase2Result(BaseModel):
+    model_config = _FROZEN
+
+    ablation_summaries: list[str]
+    refined_blocks: list[CodeBlock]
+    best_solution: SolutionScript
+    best_score: float
+    step_history: list[dict[str, Any]]
+
+
+class Phase3Result(BaseModel):
+    model_config = _FROZEN
+
+    input_solutions: list[SolutionScript]
+    ensemble_plans: list[str]
+    ensemble_scores: list[float | None]
+    best_ensemble: SolutionScript
+    best_ensemble_score: float
+
+
+class FinalResult(BaseModel):
+    model_config = _FROZEN
+
+    task: TaskDescription
+    config: PipelineConfig
+    phase1: Phase1Result
+    phase2_results: list[Phase2Result]
+    phase3: Phase3Result | None
+    final_solution: SolutionScript
+    submission_path: str
+    total_duration_seconds: float
+    total_cost_usd: float | None
+
+
+# --- score comparison (REQ-DM-028/029) ---------------------------------------------------
+
+
+def is_improvement(new_score: float, old_score: float, direction: MetricDirection) -> bool:
+    """Strictly better (REQ-DM-028)."""
+    if direction == MetricDirection.maximize:
+        return new_score > old_score
+    return new_score < old_score
+
+
+def is_improvement_or_equal(new_score: float, old_score: float, direction: MetricDirection) -> bool:
+    """Better or equal (REQ-DM-029): the paper's ``>=`` of Algorithms 1 and 2."""
+    if direction == MetricDirection.maximize:
+        return new_score >= old_score
+    return new_score <= old_score
+
+
+class PipelineError(Exception):
+    """REQ-OR-042: the pipeline could not produce anything usable; ``diagnostics`` says why."""
+
+    def __init__(self, message: str, diagnostics: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics or {}
+
+
+class PipelineTimeoutError(Exception):
+    """REQ-OR-030."""
