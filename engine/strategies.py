@@ -1,0 +1,28 @@
+"""Which handler set drives a run: the built-in strategies by name, or any ``module:attr``."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Coroutine
+
+BUILTIN = {
+    "mle-star": "handlers.pipeline:main",
+    "evolve": "handlers.evolution:main",
+}
+
+
+class StrategyError(ValueError):
+    pass
+
+
+def load_strategy(name: str) -> Callable[[Any], Coroutine[Any, Any, Any]]:
+    """Return the strategy's workflow entry point ``async def main(wf)``."""
+    target = BUILTIN.get(name, name)
+    if ":" not in target:
+        raise StrategyError(f"unknown strategy {name!r}; choose one of {', '.join(BUILTIN)} (or module:function)")
+    module_name, attr = target.split(":", 1)
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        raise StrategyError(f"strategy {name!r} cannot be loaded: {exc}") from None

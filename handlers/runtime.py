@@ -1,0 +1,358 @@
+"""The deterministic workflow runtime: decision code written as plain ``async`` functions.
+
+Why coroutines: the algorithms (MLE-STAR's Algorithms 1-3, the evolutionary loop) are
+sequential programs with a few fan-outs. Written as coroutines they read line for line like
+the paper, yet stay pure: every ``await`` on the world suspends on an *effect future*, and the
+only way a future resolves is an input event fed through :meth:`Runtime.feed`. Nothing here
+touches a clock, a file, the network or global randomness, and no asyncio loop is involved;
+this module drives the coroutines itself, in a fixed order. Feeding the same inputs therefore
+always yields the same decisions, which is what resume and replay rely on.
+
+``Runtime.feed(event) -> list[NewEvent]`` is the pure ``react`` of the architecture: the
+runtime *is* the folded handler state (rebuilt on resume by feeding the recorded inputs).
+"""
+
+from __future__ import annotations
+
+import random as _random_module  # pure-ok: only the seeded Random class is used, never the global RNG
+from collections import deque
+from typing import Any, Awaitable, Callable, Coroutine, Generator, Iterable, TypeVar
+
+from events.base import EffectRequest, EffectResult, Event, NewEvent
+from events.core import (
+    AgentCallCompleted,
+    AgentCallFailed,
+    AgentCallRequested,
+    EffectCancelled,
+    EvaluationCompleted,
+    EvaluationRequested,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    SolutionRecorded,
+    TimerFired,
+    TimerRequested,
+)
+from events.domain import PipelineConfig, PipelineError
+
+T = TypeVar("T")
+
+
+class Cancelled(Exception):
+    """Thrown into a workflow task that was cancelled (e.g. its deadline passed)."""
+
+
+class _Future:
+    """A value the workflow waits for; resolved by an input or by a finishing task."""
+
+    __slots__ = ("done", "value", "error", "waiters")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.waiters: list[Task] = []
+
+    def __await__(self) -> Generator["_Future", None, Any]:
+        if not self.done:
+            yield self
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class Task:
+    """A running workflow coroutine. Awaiting a task waits for its result."""
+
+    __slots__ = ("coro", "result", "waiting_on", "effect_waiting", "children", "cancelled", "name")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
+        self.coro = coro
+        self.name = name
+        self.result = _Future()
+        self.waiting_on: _Future | None = None
+        self.effect_waiting: str | None = None
+        self.children: list[Task] = []
+        self.cancelled = False
+
+    def __await__(self) -> Generator[_Future, None, Any]:
+        return self.result.__await__()
+
+    @property
+    def done(self) -> bool:
+        return self.result.done
+
+
+class Runtime:
+    """Drives one run's workflow. ``main`` is the strategy's entry coroutine function."""
+
+    def __init__(self, main: Callable[["Workflow"], Coroutine[Any, Any, Any]]) -> None:
+        self._main = main
+        self._ready: deque[tuple[Task, Any, BaseException | None]] = deque()
+        self._effects: dict[str, _Future] = {}
+        self._effect_owner: dict[str, Task] = {}
+        self._used_ids: dict[str, int] = {}
+        self._solutions: set[str] = set()  # membership only; never iterated
+        self._out: list[NewEvent] = []
+        self._current: Task | None = None
+        self.start: RunStarted | None = None
+        self.now = 0.0
+        self.finished = False
+
+    # --- the pure react ---------------------------------------------------------------------
+
+    def feed(self, event: Event) -> list[NewEvent]:
+        """Deliver one input event; run the workflow until it waits again; return its decisions."""
+        self._out = []
+        elapsed = getattr(event, "elapsed_s", None)
+        if isinstance(elapsed, (int, float)):
+            self.now = max(self.now, float(elapsed))
+        if isinstance(event, RunStarted):
+            if self.start is not None:
+                raise ValueError("RunStarted fed twice")
+            self.start = event
+            wf = Workflow(self, scope="run")
+            self._spawn(self._run_main(wf), "main", parent=None)
+        elif isinstance(event, EffectResult):
+            fut = self._effects.pop(event.effect_id, None)
+            self._effect_owner.pop(event.effect_id, None)
+            if fut is not None and not fut.done:
+                self._resolve(fut, event)
+        self._run_ready()
+        return self._out
+
+    @property
+    def pending_effect_ids(self) -> list[str]:
+        return list(self._effects)
+
+    # --- scheduling -------------------------------------------------------------------------
+
+    async def _run_main(self, wf: "Workflow") -> None:
+        try:
+            await self._main(wf)
+        except PipelineError as exc:
+            wf.record(RunFailed(error=str(exc), diagnostics=_jsonable(exc.diagnostics)))
+        except Cancelled:
+            wf.record(RunFailed(error="the run was cancelled"))
+        except Exception as exc:  # a handler bug still ends the run with a recorded reason
+            wf.record(RunFailed(error=f"{type(exc).__name__}: {exc}", diagnostics={"kind": "handler_error"}))
+        self.finished = True
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any], name: str, parent: Task | None) -> Task:
+        task = Task(coro, name)
+        if parent is not None:
+            parent.children.append(task)
+        self._ready.append((task, None, None))
+        return task
+
+    def _resolve(self, fut: _Future, value: Any = None, error: BaseException | None = None) -> None:
+        fut.done, fut.value, fut.error = True, value, error
+        waiters, fut.waiters = fut.waiters, []
+        for waiter in waiters:
+            if isinstance(waiter, _Wake):
+                if not waiter.target.done:
+                    self._resolve(waiter.target)
+            else:
+                self._ready.append((waiter, None, None))
+
+    def _run_ready(self) -> None:
+        while self._ready:
+            task, value, error = self._ready.popleft()
+            if task.done:
+                continue
+            self._step(task, value, error)
+
+    def _step(self, task: Task, value: Any, error: BaseException | None) -> None:
+        self._current = task
+        task.waiting_on = None
+        task.effect_waiting = None
+        try:
+            if error is not None:
+                yielded = task.coro.throw(error)
+            else:
+                yielded = task.coro.send(value)
+        except StopIteration as stop:
+            self._resolve(task.result, stop.value)
+            return
+        except BaseException as exc:  # noqa: BLE001 - delivered to whoever awaits the task
+            self._resolve(task.result, error=exc)
+            return
+        finally:
+            self._current = None
+        if not isinstance(yielded, _Future):
+            raise TypeError(f"workflow code awaited {yielded!r}; only Workflow effects can be awaited")
+        if yielded.done:
+            self._ready.append((task, None, None))
+        else:
+            task.waiting_on = yielded
+            yielded.waiters.append(task)
+            for effect_id, fut in self._effects.items():
+                if fut is yielded:
+                    task.effect_waiting = effect_id
+                    break
+
+    def cancel(self, task: Task, reason: str, scope: str) -> None:
+        """Cancel a task and its children: their pending effects are cancelled in the log."""
+        if task.done or task.cancelled:
+            return
+        task.cancelled = True
+        for child in task.children:
+            self.cancel(child, reason, scope)
+        if task.effect_waiting is not None:
+            effect_id = task.effect_waiting
+            self._effects.pop(effect_id, None)
+            self._effect_owner.pop(effect_id, None)
+            self._emit(EffectCancelled(effect_id=effect_id, reason=reason), scope)
+        if task.waiting_on is not None and task in task.waiting_on.waiters:
+            task.waiting_on.waiters.remove(task)
+        self._ready.append((task, None, Cancelled(reason)))
+
+    # --- helpers for Workflow ---------------------------------------------------------------
+
+    def _emit(self, event: Event, scope: str) -> None:
+        self._out.append(NewEvent(event=event, scope=scope))
+
+    def _unique_id(self, base: str) -> str:
+        n = self._used_ids.get(base, 0) + 1
+        self._used_ids[base] = n
+        return base if n == 1 else f"{base}#{n}"
+
+    def _request(self, event: EffectRequest, scope: str) -> _Future:
+        fut = _Future()
+        self._effects[event.effect_id] = fut
+        if self._current is not None:
+            self._effect_owner[event.effect_id] = self._current
+        self._emit(event, scope)
+        return fut
+
+
+class Workflow:
+    """What decision code sees: effects to await, decisions to record, time and randomness.
+
+    A Workflow is bound to a *scope* (``phase1``, ``phase2/path-0`` …); ``at(scope)`` gives
+    the same run seen from another scope. Effect ids are ``<scope>/<name>``, made unique by a
+    ``#n`` suffix when code asks for the same name twice; they are deterministic because the
+    code that asks is.
+    """
+
+    def __init__(self, runtime: Runtime, scope: str) -> None:
+        self._rt = runtime
+        self.scope = scope
+
+    # --- context ----------------------------------------------------------------------------
+
+    @property
+    def start(self) -> RunStarted:
+        assert self._rt.start is not None
+        return self._rt.start
+
+    @property
+    def config(self) -> PipelineConfig:
+        return PipelineConfig.model_validate(self.start.config)
+
+    @property
+    def now(self) -> float:
+        """The run's driven time (seconds) as of the latest input: the only clock there is."""
+        return self._rt.now
+
+    def at(self, scope: str) -> "Workflow":
+        return Workflow(self._rt, scope)
+
+    def rng(self, key: str) -> _random_module.Random:
+        """A random generator seeded by the run seed and ``key`` (e.g. an effect id)."""
+        return _random_module.Random(f"{self.start.seed}:{self.scope}:{key}")
+
+    # --- decisions --------------------------------------------------------------------------
+
+    def record(self, event: Event) -> None:
+        self._rt._emit(event, self.scope)
+
+    def record_solution(self, content: str, **fields: Any) -> str:
+        """Record a script once (content-addressed) and return its id."""
+        from events.domain import solution_id_of
+
+        sid = solution_id_of(content)
+        if sid not in self._rt._solutions:
+            self._rt._solutions.add(sid)
+            self.record(SolutionRecorded(solution_id=sid, content=content, **fields))
+        return sid
+
+    def complete(self, *, submission_path: str, best_score: float | None, result: dict[str, Any]) -> None:
+        self.record(RunCompleted(submission_path=submission_path, best_score=best_score, result=_jsonable(result)))
+
+    # --- effects ----------------------------------------------------------------------------
+
+    def effect_id(self, name: str) -> str:
+        return self._rt._unique_id(f"{self.scope}/{name}")
+
+    async def agent(self, request: AgentCallRequested) -> AgentCallCompleted | AgentCallFailed:
+        """Ask an agent. ``request.effect_id`` should come from :meth:`effect_id`."""
+        return await self._rt._request(request, self.scope)
+
+    async def evaluate(self, solution_id: str, *, name: str, purpose: str, timeout_s: float,
+                       expect_submission: bool = False) -> EvaluationCompleted:
+        req = EvaluationRequested(effect_id=self.effect_id(name), solution_id=solution_id, purpose=purpose,
+                                  timeout_s=float(timeout_s), expect_submission=expect_submission)
+        return await self._rt._request(req, self.scope)
+
+    async def sleep_until(self, at_elapsed_s: float, *, name: str = "timer") -> TimerFired:
+        req = TimerRequested(effect_id=self.effect_id(name), at_elapsed_s=float(at_elapsed_s))
+        return await self._rt._request(req, self.scope)
+
+    # --- structure --------------------------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, T], name: str = "task") -> Task:
+        return self._rt._spawn(coro, name, parent=self._rt._current)
+
+    async def gather(self, *aws: Coroutine[Any, Any, Any]) -> list[Any]:
+        """Run coroutines concurrently (their effects are in flight together); results in order."""
+        tasks = [self.spawn(a, f"gather-{i}") for i, a in enumerate(aws)]
+        return [await t for t in tasks]
+
+    async def first(self, *tasks: Task) -> int:
+        """Wait until one of the tasks finishes; return its index (lowest index on ties)."""
+        while True:
+            for i, t in enumerate(tasks):
+                if t.done:
+                    return i
+            waiter = _Future()
+            for t in tasks:
+                t.result.waiters.append(_Wake(waiter))  # type: ignore[arg-type]
+            await waiter
+
+    def cancel(self, task: Task, reason: str) -> None:
+        self._rt.cancel(task, reason, self.scope)
+
+
+class _Wake:
+    """A waiter that resolves another future instead of stepping a task (used by ``first``)."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: _Future) -> None:
+        self.target = target
+
+
+def _jsonable(value: Any) -> Any:
+    """Make a result JSON-safe (pydantic models dumped, tuples to lists)."""
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def run_sync(main: Callable[[Workflow], Coroutine[Any, Any, Any]], inputs: Iterable[Event]) -> list[NewEvent]:
+    """Feed inputs in order and collect every decision (handy for tests and replay)."""
+    rt = Runtime(main)
+    out: list[NewEvent] = []
+    for ev in inputs:
+        out.extend(rt.feed(ev))
+    return out
+
+
+__all__ = ["Runtime", "Workflow", "Task", "Cancelled", "run_sync", "Awaitable"]

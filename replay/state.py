@@ -1,0 +1,266 @@
+"""PipelineState: the fold of a run's events (REQ-OR-050 and what the engine and CLI need).
+
+The fold reads envelope payloads directly (no pydantic validation per event): it runs on
+every resume and every ``engine status``, so it must stay cheap for 100,000-event logs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from events.base import Envelope
+
+REQUEST_TYPES = frozenset({"AgentCallRequested", "EvaluationRequested", "TimerRequested"})
+RESULT_TYPES = frozenset({"AgentCallCompleted", "AgentCallFailed", "EvaluationCompleted", "TimerFired"})
+
+
+@dataclass
+class PendingEffect:
+    effect_id: str
+    seq: int
+    type: str
+    scope: str
+    payload: dict[str, Any]
+
+
+@dataclass
+class SolutionNode:
+    solution_id: str
+    phase: str
+    origin: str
+    parents: list[str]
+    source_model: str | None
+    scope: str
+    seq: int
+    detail: dict[str, Any]
+    content: str
+    score: float | None = None
+
+
+@dataclass
+class EvaluationPoint:
+    seq: int
+    scope: str
+    effect_id: str
+    purpose: str
+    solution_id: str
+    elapsed_s: float
+    score: float | None
+    is_error: bool
+
+
+@dataclass
+class PipelineState:
+    run_id: str = ""
+    status: str = "new"  # new | running | completed | failed | stopped
+    strategy: str = ""
+    backend: str = ""
+    seed: int = 0
+    config: dict[str, Any] = field(default_factory=dict)
+    task: dict[str, Any] = field(default_factory=dict)
+    task_dir: str = ""
+    run_dir: str = ""
+    deterministic_order: bool = True
+    current_phase: str = ""
+    elapsed_seconds: float = 0.0
+    accumulated_cost_usd: float = 0.0
+    cost_by_scope: dict[str, float] = field(default_factory=dict)
+    phase2_path_statuses: dict[str, str] = field(default_factory=dict)
+    phase_status: dict[str, str] = field(default_factory=dict)
+    best_score_so_far: float | None = None
+    agent_call_count: int = 0
+    evaluation_count: int = 0
+    events: int = 0
+    last_seq: int = 0
+    last_hash: str = ""
+    pending: dict[str, PendingEffect] = field(default_factory=dict)
+    requests: dict[str, PendingEffect] = field(default_factory=dict)
+    results: set[str] = field(default_factory=set)
+    solutions: dict[str, SolutionNode] = field(default_factory=dict)
+    evaluations: list[EvaluationPoint] = field(default_factory=list)
+    submission_path: str = ""
+    error: str = ""
+    result: dict[str, Any] = field(default_factory=dict)
+    driver_sessions: int = 0
+    notes: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def maximize(self) -> bool:
+        return self.task.get("metric_direction", "maximize") == "maximize"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed")
+
+    def apply(self, env: Envelope) -> None:
+        """Fold one envelope into the state (in seq order)."""
+        p = env.payload
+        t = env.type
+        self.events += 1
+        self.last_seq = env.seq
+        self.last_hash = env.hash
+        handler = _APPLY.get(t)
+        if handler is not None:
+            handler(self, env, p)
+        elapsed = p.get("elapsed_s")
+        if isinstance(elapsed, (int, float)) and elapsed > self.elapsed_seconds:
+            self.elapsed_seconds = float(elapsed)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "strategy": self.strategy,
+            "backend": self.backend,
+            "task": self.task.get("competition_id", ""),
+            "current_phase": self.current_phase,
+            "best_score": self.best_score_so_far,
+            "elapsed_seconds": round(self.elapsed_seconds, 3),
+            "cost_usd": round(self.accumulated_cost_usd, 6),
+            "cost_by_scope": {k: round(v, 6) for k, v in self.cost_by_scope.items()},
+            "agent_calls": self.agent_call_count,
+            "evaluations": self.evaluation_count,
+            "events": self.events,
+            "pending_effects": list(self.pending),
+            "phase2_path_statuses": dict(self.phase2_path_statuses),
+            "submission_path": self.submission_path,
+            "error": self.error,
+        }
+
+
+def fold(envelopes: Iterable[Envelope], state: PipelineState | None = None) -> PipelineState:
+    state = state or PipelineState()
+    for env in envelopes:
+        state.apply(env)
+    return state
+
+
+# --- per-type folds ---------------------------------------------------------------------------
+
+
+def _run_started(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    s.run_id = env.run_id
+    s.status = "running"
+    s.strategy = p["strategy"]
+    s.backend = p["backend"]
+    s.seed = p["seed"]
+    s.config = p["config"]
+    s.task = p["task"]
+    s.task_dir = p["task_dir"]
+    s.run_dir = p["run_dir"]
+    s.deterministic_order = p.get("deterministic_order", True)
+
+
+def _request(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    eff = PendingEffect(p["effect_id"], env.seq, env.type, env.scope, p)
+    s.pending[eff.effect_id] = eff
+    s.requests[eff.effect_id] = eff
+
+
+def _result(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    effect_id = p["effect_id"]
+    s.pending.pop(effect_id, None)
+    s.results.add(effect_id)
+    if env.type in ("AgentCallCompleted", "AgentCallFailed"):
+        s.agent_call_count += 1
+        cost = p.get("cost_usd") or 0.0
+        if cost:
+            s.accumulated_cost_usd += cost
+            s.cost_by_scope[env.scope] = s.cost_by_scope.get(env.scope, 0.0) + cost
+    elif env.type == "EvaluationCompleted":
+        s.evaluation_count += 1
+        req = s.requests.get(effect_id)
+        result = p["result"]
+        s.evaluations.append(EvaluationPoint(
+            seq=env.seq, scope=env.scope, effect_id=effect_id,
+            purpose=req.payload.get("purpose", "") if req else "",
+            solution_id=req.payload.get("solution_id", "") if req else "",
+            elapsed_s=p.get("elapsed_s", 0.0), score=result.get("score"), is_error=result.get("is_error", False),
+        ))
+
+
+def _cancelled(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    s.pending.pop(p["effect_id"], None)
+
+
+def _solution(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    s.solutions[p["solution_id"]] = SolutionNode(
+        solution_id=p["solution_id"], phase=p["phase"], origin=p["origin"], parents=list(p.get("parents", [])),
+        source_model=p.get("source_model"), scope=env.scope, seq=env.seq, detail=p.get("detail", {}),
+        content=p["content"],
+    )
+
+
+def _evaluated(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    score = p.get("score")
+    node = s.solutions.get(p["solution_id"])
+    if node is not None and score is not None:
+        node.score = score
+    if score is None or score != score:  # None or NaN never counts as a best
+        return
+    best = s.best_score_so_far
+    if best is None or (score > best if s.maximize else score < best):
+        s.best_score_so_far = score
+
+
+def _phase_started(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    phase = p["phase"]
+    s.phase_status[phase] = "running"
+    if phase.startswith("phase2/"):
+        s.phase2_path_statuses[phase.split("/", 1)[1]] = "running"
+    else:
+        s.current_phase = phase
+
+
+def _phase_completed(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    phase = p["phase"]
+    failed = bool((p.get("result") or {}).get("failed"))
+    s.phase_status[phase] = "failed" if failed else "completed"
+    if phase.startswith("phase2/"):
+        s.phase2_path_statuses[phase.split("/", 1)[1]] = "failed" if failed else "completed"
+
+
+def _run_completed(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    s.status = "completed"
+    s.submission_path = p.get("submission_path", "")
+    s.result = p.get("result", {})
+    s.pending.clear()
+
+
+def _run_failed(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    s.status = "failed"
+    s.error = p.get("error", "")
+    s.pending.clear()
+
+
+def _driver_started(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    s.driver_sessions += 1
+    if not s.finished:
+        s.status = "running"
+
+
+def _driver_stopped(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    if not s.finished:
+        s.status = "stopped"
+
+
+def _note(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    s.notes.append({"seq": env.seq, "scope": env.scope, "level": p.get("level"), "message": p.get("message")})
+
+
+_APPLY = {
+    "RunStarted": _run_started,
+    "SolutionRecorded": _solution,
+    "SolutionEvaluated": _evaluated,
+    "EffectCancelled": _cancelled,
+    "PhaseStarted": _phase_started,
+    "PhaseCompleted": _phase_completed,
+    "RunCompleted": _run_completed,
+    "RunFailed": _run_failed,
+    "DriverStarted": _driver_started,
+    "DriverStopped": _driver_stopped,
+    "Note": _note,
+    **{t: _request for t in sorted(REQUEST_TYPES)},
+    **{t: _result for t in sorted(RESULT_TYPES)},
+}

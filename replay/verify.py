@@ -1,0 +1,102 @@
+"""Replay a recorded log through the handlers and name the first decision that differs.
+
+Only inputs are fed; every decision is re-derived and compared with what the log recorded
+right after that input (the decisions an input caused carry its seq as ``causation_seq``).
+Bookkeeping events (drivers starting and stopping) are neither fed nor compared.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Protocol
+
+from events.base import Envelope, NewEvent, event_class
+
+
+class React(Protocol):
+    def feed(self, event: Any) -> list[NewEvent]: ...
+
+
+@dataclass(frozen=True)
+class Divergence:
+    seq: int
+    expected: dict[str, Any] | None
+    actual: dict[str, Any] | None
+    input_seq: int
+
+    def describe(self) -> str:
+        exp = _pretty(self.expected)
+        act = _pretty(self.actual)
+        diff = "\n".join(difflib.unified_diff(exp.splitlines(), act.splitlines(), "recorded", "replayed",
+                                              lineterm="", n=2))
+        what = (
+            "the handlers decided something the log does not have" if self.expected is None else
+            "the handlers no longer make this recorded decision" if self.actual is None else
+            "the handlers decided differently"
+        )
+        return (f"first divergence at seq {self.seq} (caused by input seq {self.input_seq}): {what}\n"
+                f"expected (recorded): {_headline(self.expected)}\nactual (replayed):  {_headline(self.actual)}\n"
+                f"{diff}")
+
+
+def _headline(d: dict[str, Any] | None) -> str:
+    if d is None:
+        return "(nothing)"
+    p = d.get("payload", {})
+    key = p.get("effect_id") or p.get("solution_id") or p.get("phase") or ""
+    return f"{d['type']} [{d['scope']}] {key}".rstrip()
+
+
+def _pretty(d: dict[str, Any] | None) -> str:
+    return "" if d is None else json.dumps(d, indent=1, sort_keys=True, default=str)
+
+
+def decision_record(scope: str, type_name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"type": type_name, "scope": scope, "payload": payload}
+
+
+def verify(log: Iterable[Envelope], make_react: Callable[[], React],
+           on_input: Callable[[Envelope], None] | None = None) -> tuple[Divergence | None, React]:
+    """Re-derive every decision of ``log``; return the first divergence (or None) and the
+    handler state after the last input (so a resume can continue from it)."""
+    react = make_react()
+    expected: list[Envelope] = []
+    produced: list[NewEvent] = []
+    input_seq = 0
+
+    def compare() -> Divergence | None:
+        for i in range(max(len(expected), len(produced))):
+            rec = expected[i] if i < len(expected) else None
+            new = produced[i] if i < len(produced) else None
+            rec_d = decision_record(rec.scope, rec.type, rec.payload) if rec else None
+            new_d = decision_record(new.scope, new.event.type_name, new.event.payload()) if new else None
+            if rec_d != _normalise(new_d):
+                seq = rec.seq if rec else (expected[-1].seq + 1 if expected else input_seq + 1)
+                return Divergence(seq=seq, expected=rec_d, actual=new_d, input_seq=input_seq)
+        return None
+
+    for env in log:
+        kind = event_class(env.type).kind
+        if kind == "bookkeeping":
+            continue
+        if kind == "decision":
+            expected.append(env)
+            continue
+        problem = compare()
+        if problem:
+            return problem, react
+        expected = []
+        input_seq = env.seq
+        if on_input is not None:
+            on_input(env)
+        produced = react.feed(env.event())
+    return compare(), react
+
+
+def _normalise(d: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Round-trip through JSON so produced payloads compare like stored ones (tuples, floats)."""
+    if d is None:
+        return None
+    return json.loads(json.dumps(d, allow_nan=True))

@@ -1,0 +1,104 @@
+"""The event store's contract: what every backend (SQLite now, others later) must provide."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO, Iterator, Protocol, Sequence
+
+from events.base import Envelope, NewEvent
+
+
+class StoreError(Exception):
+    """Base of every store error; its message is meant for the user."""
+
+
+class ConcurrencyError(StoreError):
+    """Someone appended to the run since the caller read it (stale expected_seq)."""
+
+
+class DuplicateResultError(StoreError):
+    """A second result for an effect whose result is already recorded."""
+
+
+class RunNotFound(StoreError):
+    pass
+
+
+class RunExists(StoreError):
+    pass
+
+
+class LeaseHeld(StoreError):
+    """Another live driver holds the run."""
+
+    def __init__(self, run_id: str, pid: int, host: str) -> None:
+        super().__init__(
+            f"run {run_id} is being driven by process {pid} on host {host}; "
+            "wait for it to finish or stop it (SIGINT) before resuming"
+        )
+        self.pid = pid
+        self.host = host
+
+
+class NotAnEngineDatabase(StoreError):
+    pass
+
+
+class DatabaseLocked(StoreError):
+    pass
+
+
+class CorruptLog(StoreError):
+    """A stored event cannot be read back (bad JSON, unknown type, broken chain)."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    created_at: str
+    strategy: str
+    task: str
+    status: str
+    last_seq: int
+
+
+@dataclass(frozen=True)
+class ChainProblem:
+    seq: int
+    reason: str
+
+
+class EventStore(Protocol):
+    def create_run(self, run_id: str, *, strategy: str, task: str) -> None: ...
+
+    def append(self, run_id: str, events: Sequence[NewEvent], expected_seq: int) -> list[Envelope]:
+        """Append atomically after ``expected_seq``; raise ConcurrencyError if it is stale."""
+        ...
+
+    def read(self, run_id: str, from_seq: int = 1) -> Iterator[Envelope]: ...
+
+    def last_seq(self, run_id: str) -> int: ...
+
+    def get_run(self, run_id: str) -> RunInfo: ...
+
+    def list_runs(self) -> list[RunInfo]: ...
+
+    def set_status(self, run_id: str, status: str) -> None: ...
+
+    def acquire_lease(self, run_id: str, ttl_s: float = 30.0) -> str:
+        """Take the run's driver lease; return a token. Raise LeaseHeld if a live driver has it."""
+        ...
+
+    def renew_lease(self, run_id: str, token: str, ttl_s: float = 30.0) -> None: ...
+
+    def release_lease(self, run_id: str, token: str) -> None: ...
+
+    def verify_chain(self, run_id: str) -> ChainProblem | None:
+        """The first event whose stored bytes do not match the hash chain, or None."""
+        ...
+
+    def export_jsonl(self, run_id: str, out: IO[str]) -> int: ...
+
+    def import_jsonl(self, source: IO[str]) -> str: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,381 @@
+"""SQLite event store (sqlite-utils for the schema, plain transactions for appends).
+
+Durability: WAL with ``synchronous=FULL`` by default, so an append that returned survives a
+power cut. Every append runs in ``BEGIN IMMEDIATE`` so the check of ``expected_seq`` and the
+insert are one atomic step even with several processes on the same file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Iterator, Sequence
+
+import psutil
+import sqlite_utils
+
+from events.base import GENESIS_HASH, Envelope, NewEvent, canonical_json, chain_hash, event_class
+from events.base import EffectResult
+from store.base import (
+    ChainProblem,
+    ConcurrencyError,
+    CorruptLog,
+    DatabaseLocked,
+    DuplicateResultError,
+    LeaseHeld,
+    NotAnEngineDatabase,
+    RunExists,
+    RunInfo,
+    RunNotFound,
+    StoreError,
+)
+
+SCHEMA_VERSION = 1
+APP_MARKER = "mle-engine-event-store"
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+class SQLiteEventStore:
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL", busy_timeout_ms: int = 5000,
+                 create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise NotAnEngineDatabase(f"{self.path}: no such database")
+        if self.path.exists() and self.path.is_file():
+            self._check_header()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=busy_timeout_ms / 1000, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            if synchronous.upper() not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
+                raise StoreError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
+            conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        except sqlite3.DatabaseError as exc:
+            raise self._translate(exc) from None
+        self.conn = conn
+        self.db = sqlite_utils.Database(conn)
+        self._ensure_schema()
+
+    # --- schema -----------------------------------------------------------------------------
+
+    def _check_header(self) -> None:
+        with open(self.path, "rb") as fh:
+            head = fh.read(16)
+        if head and head != b"SQLite format 3\x00":
+            raise NotAnEngineDatabase(
+                f"{self.path} is not an engine database (not even SQLite); pass --db with the right file"
+            )
+
+    def _translate(self, exc: sqlite3.Error) -> StoreError:
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            return DatabaseLocked(f"{self.path} is locked by another process ({text}); try again shortly")
+        if "not a database" in text or "file is encrypted" in text:
+            return NotAnEngineDatabase(f"{self.path} is not an engine database ({text})")
+        return StoreError(f"{self.path}: {text}")
+
+    def _ensure_schema(self) -> None:
+        try:
+            tables = set(self.db.table_names())
+            if tables and "engine_meta" not in tables:
+                raise NotAnEngineDatabase(
+                    f"{self.path} is a SQLite file but not an engine database "
+                    f"(it has tables {sorted(tables)[:5]}); pass --db with the right file"
+                )
+            if "engine_meta" in tables:
+                row = self.conn.execute("SELECT value FROM engine_meta WHERE key='app'").fetchone()
+                if not row or row[0] != APP_MARKER:
+                    raise NotAnEngineDatabase(f"{self.path} is not an engine database")
+                return
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.db["engine_meta"].create({"key": str, "value": str}, pk="key")
+                self.db["engine_meta"].insert_all(
+                    [{"key": "app", "value": APP_MARKER}, {"key": "schema", "value": str(SCHEMA_VERSION)}]
+                )
+                self.db["runs"].create(
+                    {"run_id": str, "created_at": str, "strategy": str, "task": str, "status": str,
+                     "head_seq": int, "head_hash": str},
+                    pk="run_id",
+                )
+                self.db["events"].create(
+                    {"run_id": str, "seq": int, "type": str, "version": int, "scope": str,
+                     "causation_seq": int, "recorded_at": str, "payload": str, "prev_hash": str,
+                     "hash": str, "result_of": str},
+                    pk=("run_id", "seq"),
+                    not_null={"type", "version", "scope", "recorded_at", "payload", "prev_hash", "hash"},
+                )
+                # The store itself refuses a second result for one effect (exactly-once results).
+                self.conn.execute(
+                    "CREATE UNIQUE INDEX events_one_result ON events(run_id, result_of) "
+                    "WHERE result_of IS NOT NULL"
+                )
+                self.db["leases"].create(
+                    {"run_id": str, "token": str, "pid": int, "host": str, "expires_at": float}, pk="run_id"
+                )
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as exc:
+            raise self._translate(exc) from None
+
+    # --- runs -------------------------------------------------------------------------------
+
+    def create_run(self, run_id: str, *, strategy: str, task: str) -> None:
+        try:
+            self.conn.execute(
+                "INSERT INTO runs(run_id, created_at, strategy, task, status, head_seq, head_hash) "
+                "VALUES (?,?,?,?,?,0,?)",
+                (run_id, _now_iso(), strategy, task, "running", GENESIS_HASH),
+            )
+        except sqlite3.IntegrityError:
+            raise RunExists(f"run {run_id} already exists") from None
+        except sqlite3.DatabaseError as exc:
+            raise self._translate(exc) from None
+
+    def get_run(self, run_id: str) -> RunInfo:
+        row = self.conn.execute(
+            "SELECT run_id, created_at, strategy, task, status, head_seq FROM runs WHERE run_id=?", (run_id,)
+        ).fetchone()
+        if row is None:
+            raise RunNotFound(f"no run {run_id!r} in {self.path}; `engine runs` lists the runs")
+        return RunInfo(*row)
+
+    def list_runs(self) -> list[RunInfo]:
+        rows = self.conn.execute(
+            "SELECT run_id, created_at, strategy, task, status, head_seq FROM runs ORDER BY created_at"
+        ).fetchall()
+        return [RunInfo(*r) for r in rows]
+
+    def set_status(self, run_id: str, status: str) -> None:
+        self.conn.execute("UPDATE runs SET status=? WHERE run_id=?", (status, run_id))
+
+    def last_seq(self, run_id: str) -> int:
+        return self.get_run(run_id).last_seq
+
+    # --- events -----------------------------------------------------------------------------
+
+    def append(self, run_id: str, events: Sequence[NewEvent], expected_seq: int) -> list[Envelope]:
+        if not events:
+            return []
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self._translate(exc) from None
+        try:
+            head = self.conn.execute("SELECT head_seq, head_hash FROM runs WHERE run_id=?", (run_id,)).fetchone()
+            if head is None:
+                raise RunNotFound(f"no run {run_id!r}")
+            head_seq, prev_hash = head
+            if head_seq != expected_seq:
+                raise ConcurrencyError(
+                    f"run {run_id}: expected to append after seq {expected_seq}, but the log is at {head_seq}"
+                )
+            envelopes, rows = self._seal(run_id, events, head_seq, prev_hash)
+            self.conn.executemany(
+                "INSERT INTO events(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
+                "prev_hash, hash, result_of) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            last = envelopes[-1]
+            self.conn.execute("UPDATE runs SET head_seq=?, head_hash=? WHERE run_id=?", (last.seq, last.hash, run_id))
+            self.conn.execute("COMMIT")
+            return envelopes
+        except sqlite3.IntegrityError as exc:
+            self.conn.execute("ROLLBACK")
+            if "events_one_result" in str(exc) or "result_of" in str(exc):
+                raise DuplicateResultError(f"run {run_id}: an effect's result is already recorded") from None
+            raise ConcurrencyError(f"run {run_id}: {exc}") from None
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def _seal(self, run_id: str, events: Sequence[NewEvent], head_seq: int, prev_hash: str):
+        envelopes: list[Envelope] = []
+        rows = []
+        recorded_at = _now_iso()
+        for offset, new in enumerate(events, start=1):
+            ev = new.event
+            payload = ev.payload()
+            fields = {
+                "run_id": run_id, "seq": head_seq + offset, "type": ev.type_name, "version": ev.version,
+                "scope": new.scope, "causation_seq": new.causation_seq, "recorded_at": recorded_at,
+                "payload": payload,
+            }
+            digest = chain_hash(prev_hash, fields)
+            env = Envelope(**fields, prev_hash=prev_hash, hash=digest)
+            result_of = ev.effect_id if isinstance(ev, EffectResult) else None
+            rows.append((run_id, env.seq, env.type, env.version, env.scope, env.causation_seq, recorded_at,
+                         canonical_json(payload), prev_hash, digest, result_of))
+            envelopes.append(env)
+            prev_hash = digest
+        return envelopes, rows
+
+    def read(self, run_id: str, from_seq: int = 1) -> Iterator[Envelope]:
+        self.get_run(run_id)
+        cur = self.conn.execute(
+            "SELECT run_id, seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash "
+            "FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
+            (run_id, from_seq),
+        )
+        for row in cur:
+            try:
+                payload = json.loads(row[7])
+            except json.JSONDecodeError:
+                raise CorruptLog(f"run {run_id} seq {row[1]}: stored payload is not valid JSON") from None
+            yield Envelope(run_id=row[0], seq=row[1], type=row[2], version=row[3], scope=row[4],
+                           causation_seq=row[5], recorded_at=row[6], payload=payload, prev_hash=row[8],
+                           hash=row[9])
+
+    def verify_chain(self, run_id: str) -> ChainProblem | None:
+        info = self.get_run(run_id)
+        prev_hash = GENESIS_HASH
+        expected = 1
+        cur = self.conn.execute(
+            "SELECT seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash, result_of "
+            "FROM events WHERE run_id=? ORDER BY seq", (run_id,)
+        )
+        for seq, typ, version, scope, cause, recorded_at, payload_text, stored_prev, stored_hash, result_of in cur:
+            if seq != expected:
+                return ChainProblem(expected, f"event {expected} is missing (next stored seq is {seq})")
+            try:
+                payload = json.loads(payload_text)
+            except (json.JSONDecodeError, TypeError):
+                return ChainProblem(seq, "payload is not valid JSON")
+            if not isinstance(payload, dict) or canonical_json(payload) != payload_text:
+                return ChainProblem(seq, "payload bytes are not the canonical JSON that was sealed")
+            if stored_prev != prev_hash:
+                return ChainProblem(seq, "prev_hash does not match the previous event's hash")
+            fields = {"run_id": run_id, "seq": seq, "type": typ, "version": version, "scope": scope,
+                      "causation_seq": cause, "recorded_at": recorded_at, "payload": payload}
+            if chain_hash(prev_hash, fields) != stored_hash:
+                return ChainProblem(seq, "hash does not match the event's contents")
+            try:
+                is_result = issubclass(event_class(typ), EffectResult)
+            except ValueError:
+                return ChainProblem(seq, f"unknown event type {typ!r}")
+            if result_of != (payload.get("effect_id") if is_result else None):
+                return ChainProblem(seq, "the effect index column does not match the payload")
+            prev_hash = stored_hash
+            expected += 1
+        if expected - 1 != info.last_seq:
+            return ChainProblem(expected, f"the run's head says seq {info.last_seq} but the log ends at {expected - 1}")
+        head_hash = self.conn.execute("SELECT head_hash FROM runs WHERE run_id=?", (run_id,)).fetchone()[0]
+        if head_hash != prev_hash:
+            return ChainProblem(expected - 1, "the run's head hash does not match the last event")
+        return None
+
+    # --- leases -----------------------------------------------------------------------------
+
+    def acquire_lease(self, run_id: str, ttl_s: float = 30.0) -> str:
+        self.get_run(run_id)
+        token = uuid.uuid4().hex
+        host = socket.gethostname()
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self._translate(exc) from None
+        try:
+            row = self.conn.execute("SELECT pid, host, expires_at FROM leases WHERE run_id=?", (run_id,)).fetchone()
+            if row is not None:
+                pid, holder_host, expires_at = row
+                alive = time.time() < expires_at and not (holder_host == host and not _pid_alive(pid))
+                if alive:
+                    raise LeaseHeld(run_id, pid, holder_host)
+            self.conn.execute(
+                "INSERT OR REPLACE INTO leases(run_id, token, pid, host, expires_at) VALUES (?,?,?,?,?)",
+                (run_id, token, os.getpid(), host, time.time() + ttl_s),
+            )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return token
+
+    def renew_lease(self, run_id: str, token: str, ttl_s: float = 30.0) -> None:
+        cur = self.conn.execute("UPDATE leases SET expires_at=? WHERE run_id=? AND token=?",
+                                (time.time() + ttl_s, run_id, token))
+        if cur.rowcount != 1:
+            raise StoreError(f"run {run_id}: this driver's lease was taken over by another process")
+
+    def release_lease(self, run_id: str, token: str) -> None:
+        self.conn.execute("DELETE FROM leases WHERE run_id=? AND token=?", (run_id, token))
+
+    # --- export / import --------------------------------------------------------------------
+
+    def export_jsonl(self, run_id: str, out: IO[str]) -> int:
+        count = 0
+        for env in self.read(run_id):
+            out.write(canonical_json(env.model_dump(mode="json")) + "\n")
+            count += 1
+        return count
+
+    def import_jsonl(self, source: IO[str]) -> str:
+        envelopes: list[Envelope] = []
+        for lineno, line in enumerate(source, start=1):
+            if not line.strip():
+                continue
+            try:
+                envelopes.append(Envelope.model_validate_json(line))
+            except ValueError as exc:
+                raise CorruptLog(f"line {lineno}: not an exported event ({str(exc).splitlines()[0]})") from None
+        if not envelopes:
+            raise CorruptLog("the file holds no events")
+        run_id = envelopes[0].run_id
+        prev = GENESIS_HASH
+        for i, env in enumerate(envelopes, start=1):
+            if env.run_id != run_id or env.seq != i or env.prev_hash != prev or env.compute_hash() != env.hash:
+                raise CorruptLog(f"event {i} of the file breaks the hash chain; the export was altered")
+            prev = env.hash
+        first = envelopes[0]
+        strategy = str(first.payload.get("strategy", "?"))
+        task = str((first.payload.get("task") or {}).get("competition_id", "?"))
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self.conn.execute("SELECT 1 FROM runs WHERE run_id=?", (run_id,)).fetchone():
+                raise RunExists(f"run {run_id} already exists in {self.path}")
+            self.conn.execute(
+                "INSERT INTO runs(run_id, created_at, strategy, task, status, head_seq, head_hash) VALUES (?,?,?,?,?,?,?)",
+                (run_id, first.recorded_at, strategy, task, _status_of(envelopes[-1].type), envelopes[-1].seq,
+                 envelopes[-1].hash),
+            )
+            self.conn.executemany(
+                "INSERT INTO events(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
+                "prev_hash, hash, result_of) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(e.run_id, e.seq, e.type, e.version, e.scope, e.causation_seq, e.recorded_at,
+                  canonical_json(e.payload), e.prev_hash, e.hash,
+                  e.payload.get("effect_id") if issubclass(event_class(e.type), EffectResult) else None)
+                 for e in envelopes],
+            )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return run_id
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _status_of(last_type: str) -> str:
+    return {"RunCompleted": "completed", "RunFailed": "failed"}.get(last_type, "stopped")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        proc = psutil.Process(pid)
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
