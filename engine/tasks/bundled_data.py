@@ -1,0 +1,165 @@
+"""The catalogue of bundled tasks: which packaged dataset, what to predict, how it is scored.
+
+Only datasets that ship inside installed packages are used (scikit-learn's ``load_*`` readers
+and palmerpenguins' CSV), never ``fetch_*``, so preparing a task needs no network.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
+from sklearn import datasets as skd
+
+from events.domain import TaskType
+
+
+@dataclass(frozen=True)
+class BundledSpec:
+    name: str
+    title: str
+    one_liner: str
+    load: Callable[[], pd.DataFrame]  # features + the target column, original row order
+    target: str
+    metric: str
+    task_type: TaskType
+    overview: str
+    features: str
+    seed: int
+    # For probability-per-class submissions: the submission has one column per class and the
+    # answers keep the single label column ``target``.
+    per_class_probabilities: bool = False
+    positive_class: str | None = None
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
+
+
+def _sklearn(loader: Callable, target: str, mapping: Callable[[pd.Series], pd.Series] | None = None,
+             **kwargs) -> Callable[[], pd.DataFrame]:
+    def load() -> pd.DataFrame:
+        bunch = loader(as_frame=True, **kwargs)
+        frame = bunch.frame.rename(columns=lambda c: "target" if c == "target" else _snake(c))
+        values = frame.pop("target")
+        frame[target] = mapping(values) if mapping else values
+        return frame
+
+    return load
+
+
+def _penguins() -> pd.DataFrame:
+    from palmerpenguins import load_penguins
+
+    frame = load_penguins()
+    species = frame.pop("species")
+    # Missing measurements and sexes are kept on purpose: handling them is part of the task.
+    frame["species"] = species
+    return frame
+
+
+def _iris_species(codes: pd.Series) -> pd.Series:
+    return codes.map({0: "setosa", 1: "versicolor", 2: "virginica"})
+
+
+SPECS: dict[str, BundledSpec] = {
+    spec.name: spec
+    for spec in (
+        BundledSpec(
+            name="breast-cancer",
+            title="Breast Cancer Diagnosis",
+            one_liner="predict whether a breast mass is malignant from 30 cell-nucleus measurements",
+            load=_sklearn(skd.load_breast_cancer, "malignant",
+                          mapping=lambda t: (1 - t).astype(int)),
+            target="malignant",
+            metric="roc_auc",
+            task_type=TaskType.classification,
+            overview=(
+                "Each row describes the cell nuclei seen in a digitized image of a fine needle "
+                "aspirate of a breast mass. Predict the probability that the mass is malignant "
+                "(`malignant` = 1) rather than benign (`malignant` = 0)."
+            ),
+            features=(
+                "Ten characteristics of the nuclei (radius, texture, perimeter, area, smoothness, "
+                "compactness, concavity, concave points, symmetry, fractal dimension), each given "
+                "as its mean (`mean_*`), standard error (`*_error`) and worst value (`worst_*`)."
+            ),
+            seed=11,
+            positive_class="1",
+        ),
+        BundledSpec(
+            name="wine",
+            title="Wine Cultivar Recognition",
+            one_liner="identify which of three cultivars a wine comes from, from its chemistry",
+            load=_sklearn(skd.load_wine, "cultivar"),
+            target="cultivar",
+            metric="accuracy",
+            task_type=TaskType.classification,
+            overview=(
+                "The rows are chemical analyses of wines grown in the same region of Italy from "
+                "three different cultivars. Predict the cultivar (`cultivar`: 0, 1 or 2)."
+            ),
+            features="Thirteen constituents, e.g. alcohol, malic acid, flavanoids, colour "
+                     "intensity, hue and proline.",
+            seed=12,
+        ),
+        BundledSpec(
+            name="diabetes",
+            title="Diabetes Progression",
+            one_liner="predict disease progression one year after baseline for diabetes patients",
+            load=_sklearn(skd.load_diabetes, "progression",
+                          scaled=False),
+            target="progression",
+            metric="rmse",
+            task_type=TaskType.regression,
+            overview=(
+                "Each row is a diabetes patient measured at baseline. Predict `progression`, a "
+                "quantitative measure of how far the disease progressed one year later."
+            ),
+            features=(
+                "`age` (years), `sex` (1 or 2), `bmi` (body mass index), `bp` (average blood "
+                "pressure) and six blood serum measurements `s1`…`s6` (total cholesterol, LDL, "
+                "HDL, total cholesterol / HDL, log of triglycerides, blood sugar)."
+            ),
+            seed=13,
+        ),
+        BundledSpec(
+            name="penguins",
+            title="Palmer Penguins Species",
+            one_liner="identify a penguin's species from island and body measurements, with gaps",
+            load=_penguins,
+            target="species",
+            metric="accuracy",
+            task_type=TaskType.classification,
+            overview=(
+                "Penguins were observed on three islands of the Palmer Archipelago, Antarctica. "
+                "Predict each penguin's `species` (Adelie, Chinstrap or Gentoo). Some "
+                "measurements and sexes were not recorded and are left empty."
+            ),
+            features=(
+                "`island` (text), `bill_length_mm`, `bill_depth_mm`, `flipper_length_mm`, "
+                "`body_mass_g`, `sex` (text: male / female) and `year` of observation."
+            ),
+            seed=14,
+        ),
+        BundledSpec(
+            name="iris",
+            title="Iris Species Probabilities",
+            one_liner="give calibrated species probabilities for iris flowers from four measurements",
+            load=_sklearn(skd.load_iris, "species",
+                          mapping=_iris_species),
+            target="species",
+            metric="logloss",
+            task_type=TaskType.classification,
+            overview=(
+                "Each row is an iris flower. For every flower, give the probability that it "
+                "belongs to each of the three species: setosa, versicolor and virginica."
+            ),
+            features="`sepal_length_cm`, `sepal_width_cm`, `petal_length_cm`, `petal_width_cm`.",
+            seed=15,
+            per_class_probabilities=True,
+        ),
+    )
+}

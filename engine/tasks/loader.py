@@ -1,0 +1,199 @@
+"""``load_task``: turn a task directory into a ``LoadedTask``, inferring only what is safe.
+
+Inference rules (anything else must be written in task.yaml, and a ``TaskError`` says so):
+
+* competition_id: the directory's name (the competition dir's, for the MLE-bench layout);
+* metric direction and task type: from a known metric name (rmse → minimize, regression);
+* evaluation_metric: only from an "Evaluation" section of description.md that names exactly
+  one known metric — never from prose elsewhere, where "accuracy" is often just a word;
+* id and target columns: the sample submission's first column is the id (the Kaggle and
+  MLE-bench convention), the rest are targets;
+* data modality: images or audio files under public/ → image/audio, otherwise tabular.
+
+Metadata that contradicts itself (e.g. ``rmse`` with ``maximize``) is an error, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import structlog
+
+from events.domain import DataModality, MetricDirection, TaskDescription, TaskType
+from engine.tasks import layout as lay
+from engine.tasks.leaderboard import from_kaggle_leaderboard
+from engine.tasks.metrics import METRICS, canonical_metric
+from engine.tasks.model import Leaderboard, LoadedTask, TaskError, TaskMeta
+
+log = structlog.get_logger(__name__)
+
+_METRIC_PHRASES = {
+    "roc_auc": r"\broc[\s_-]*auc\b|\bauc\b|area under the (roc|receiver operating characteristic)",
+    "logloss": r"\blog[\s_-]?loss\b|\bcross[\s-]?entropy\b",
+    "rmse": r"\brmse\b|\broot[\s-]mean[\s-]squared?[\s-]error\b",
+    "mae": r"\bmae\b|\bmean absolute error\b",
+    "accuracy": r"\baccuracy\b",
+    "f1": r"\bf1\b|\bf-score\b",
+}
+_CLASSIFICATION_TYPES = {
+    TaskType.classification, TaskType.image_classification,
+    TaskType.text_classification, TaskType.audio_classification,
+}
+
+
+def load_task(path: Path | str) -> LoadedTask:
+    layout = lay.find_layout(Path(path).expanduser().resolve())
+    meta = lay.read_meta(layout)
+    hint = layout.yaml_hint
+    public = layout.public_dir
+
+    description_file = public / "description.md"
+    if not description_file.is_file():
+        raise TaskError(
+            f"description.md is missing in {public}; add a Kaggle-style description of what "
+            "to predict, the files and how submissions are scored"
+        )
+    description = description_file.read_text(encoding="utf-8")
+
+    sample = lay.find_sample_submission(public, meta.sample_submission)
+    answers = lay.find_answers(layout, meta.answers)
+    id_column, targets = _columns(meta, sample, hint)
+    metric, direction, task_type = _metric(meta, description, hint)
+
+    task = TaskDescription(
+        competition_id=meta.competition_id or layout.default_id,
+        task_type=task_type,
+        data_modality=meta.data_modality or DataModality(lay.infer_modality(public)),
+        evaluation_metric=metric,
+        metric_direction=direction,
+        description=description,
+    )
+    return LoadedTask(
+        description=task,
+        root=layout.root,
+        public_dir=public,
+        private_dir=layout.private_dir,
+        sample_submission=sample,
+        answers=answers,
+        id_column=id_column,
+        target_columns=targets,
+        leaderboard=_leaderboard(meta, layout.root, direction),
+        answer_column=meta.answer_column,
+        positive_class=meta.positive_class,
+        train_file=lay.optional_file(public, meta.train_file, "train.csv"),
+        test_file=lay.optional_file(public, meta.test_file, "test.csv"),
+        bundled=meta.bundled,
+    )
+
+
+def _columns(meta: TaskMeta, sample: Path | None, hint: Path) -> tuple[str, tuple[str, ...]]:
+    declared = meta.target_columns
+    if meta.target_column is not None:
+        if declared is not None and declared != [meta.target_column]:
+            raise TaskError(
+                f"{hint}: target_column {meta.target_column!r} contradicts target_columns "
+                f"{declared}; keep only one of them"
+            )
+        declared = [meta.target_column]
+    header = list(pd.read_csv(sample, nrows=0).columns) if sample else None
+
+    if meta.id_column is not None:
+        id_column = meta.id_column
+        if header is not None and id_column not in header:
+            raise TaskError(
+                f"{hint}: id_column {id_column!r} is not a column of {sample.name} {header}"
+            )
+    elif header:
+        id_column = header[0]
+    else:
+        raise TaskError(f"{hint}: id_column is missing; add `id_column: id` (or a sample_submission.csv)")
+
+    if declared is not None:
+        if header is not None:
+            absent = [c for c in declared if c not in header]
+            if absent:
+                raise TaskError(
+                    f"{hint}: target column(s) {absent} are not columns of {sample.name} {header}"
+                )
+        return id_column, tuple(declared)
+    if header is None:
+        raise TaskError(
+            f"{hint}: target_column is missing; add `target_column: <column to predict>` "
+            "(or provide a sample_submission.csv)"
+        )
+    targets = tuple(c for c in header if c != id_column)
+    if not targets:
+        raise TaskError(f"{sample}: has no prediction column besides {id_column!r}")
+    return id_column, targets
+
+
+def _metric(meta: TaskMeta, description: str, hint: Path) -> tuple[str, MetricDirection, TaskType]:
+    name = meta.evaluation_metric
+    if name is None:
+        name = _metric_from_description(description)
+        if name is None:
+            raise TaskError(
+                f"{hint}: evaluation_metric is missing; add `evaluation_metric: rmse` "
+                f"(known metrics: {', '.join(sorted(METRICS))})"
+            )
+        log.warning("task.metric_inferred", metric=name, source="description.md")
+    canonical = canonical_metric(name)
+    if canonical is None:
+        # An unknown metric can still drive a run (scripts print their own validation score),
+        # but nothing about it may be guessed.
+        if meta.metric_direction is None:
+            raise TaskError(
+                f"{hint}: evaluation_metric {name!r} is not a known metric, so metric_direction "
+                "is required; add `metric_direction: maximize` or `metric_direction: minimize`"
+            )
+        if meta.task_type is None:
+            raise TaskError(
+                f"{hint}: evaluation_metric {name!r} is not a known metric, so task_type is "
+                "required; add e.g. `task_type: classification`"
+            )
+        return name, meta.metric_direction, meta.task_type
+
+    info = METRICS[canonical]
+    if meta.metric_direction is not None and meta.metric_direction != info.direction:
+        better = "higher" if info.direction == MetricDirection.maximize else "lower"
+        raise TaskError(
+            f"{hint}: contradictory metadata: evaluation_metric {canonical} is {better}-is-better "
+            f"({info.direction.value}) but metric_direction is {meta.metric_direction.value}; "
+            "fix or remove metric_direction"
+        )
+    task_type = meta.task_type or info.task_type
+    if (task_type == TaskType.regression and info.task_type == TaskType.classification) or (
+        task_type in _CLASSIFICATION_TYPES and info.task_type == TaskType.regression
+    ):
+        raise TaskError(
+            f"{hint}: contradictory metadata: task_type {task_type.value} does not fit "
+            f"evaluation_metric {canonical} (a {info.task_type.value} metric); fix one of them"
+        )
+    return canonical, info.direction, task_type
+
+
+def _metric_from_description(description: str) -> str | None:
+    """The one known metric named in the Evaluation section, or None if zero or several."""
+    match = re.search(r"^(#+)\s*evaluation\b.*$", description, flags=re.IGNORECASE | re.MULTILINE)
+    if match is None:
+        return None
+    level = len(match.group(1))
+    rest = description[match.end():]
+    end = re.search(rf"^#{{1,{level}}}\s", rest, flags=re.MULTILINE)
+    section = (rest[: end.start()] if end else rest).lower()
+    found = [m for m, pattern in _METRIC_PHRASES.items() if re.search(pattern, section)]
+    return found[0] if len(found) == 1 else None
+
+
+def _leaderboard(meta: TaskMeta, root: Path, direction: MetricDirection) -> Leaderboard:
+    if meta.leaderboard is not None:
+        return meta.leaderboard
+    board = root / "leaderboard.csv"
+    if board.is_file():
+        try:
+            return from_kaggle_leaderboard(board, direction)
+        except (KeyError, ValueError, OSError) as exc:
+            raise TaskError(f"{board}: cannot derive medal thresholds: {exc}") from exc
+    return Leaderboard()

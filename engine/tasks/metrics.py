@@ -1,0 +1,255 @@
+"""Known evaluation metrics: their names, direction, and how to score aligned predictions.
+
+Scoring works on frames already aligned row by row with the answers (same ids, same order);
+checking the submission's shape is the grader's job. Two error kinds keep blame straight:
+``SubmissionError`` means the predictions are unusable (the submission is invalid), while
+``TaskError`` means the task's own answers or metadata cannot support the metric.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import (
+    accuracy_score,
+    f1_score,
+    mean_absolute_error,
+    mean_squared_error,
+    r2_score,
+    roc_auc_score,
+)
+
+from events.domain import MetricDirection, TaskType
+from engine.tasks.model import ScoringSpec, TaskError, label_str
+
+MetricKind = Literal["label", "value", "probability"]
+
+# Kaggle clips probabilities by this much before taking logs; an overconfident wrong answer
+# then costs ~34.5 instead of infinity.
+_LOGLOSS_EPS = 1e-15
+
+
+class SubmissionError(ValueError):
+    """The predictions cannot be scored; the message is the submission's rejection reason."""
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    direction: MetricDirection
+    kind: MetricKind  # what a submission holds: class labels, numbers, or probabilities
+    task_type: TaskType
+    perfect: float  # best attainable value, used to sanity-check derived thresholds
+
+
+_MAX, _MIN = MetricDirection.maximize, MetricDirection.minimize
+_CLS, _REG = TaskType.classification, TaskType.regression
+
+METRICS: dict[str, MetricInfo] = {
+    m.name: m
+    for m in (
+        MetricInfo("roc_auc", _MAX, "probability", _CLS, 1.0),
+        MetricInfo("logloss", _MIN, "probability", _CLS, 0.0),
+        MetricInfo("accuracy", _MAX, "label", _CLS, 1.0),
+        MetricInfo("f1", _MAX, "label", _CLS, 1.0),
+        MetricInfo("f1_macro", _MAX, "label", _CLS, 1.0),
+        MetricInfo("rmse", _MIN, "value", _REG, 0.0),
+        MetricInfo("mse", _MIN, "value", _REG, 0.0),
+        MetricInfo("mae", _MIN, "value", _REG, 0.0),
+        MetricInfo("r2", _MAX, "value", _REG, 1.0),
+    )
+}
+
+_ALIASES = {
+    "auc": "roc_auc",
+    "rocauc": "roc_auc",
+    "roc": "roc_auc",
+    "area_under_the_roc_curve": "roc_auc",
+    "log_loss": "logloss",
+    "multi_logloss": "logloss",
+    "binary_logloss": "logloss",
+    "multiclass_logloss": "logloss",
+    "cross_entropy": "logloss",
+    "acc": "accuracy",
+    "classification_accuracy": "accuracy",
+    "root_mean_squared_error": "rmse",
+    "mean_squared_error": "mse",
+    "mean_absolute_error": "mae",
+    "f1_score": "f1",
+    "macro_f1": "f1_macro",
+    "r2_score": "r2",
+}
+
+
+def canonical_metric(name: str) -> str | None:
+    """The canonical name of a known metric (``"ROC AUC"`` → ``"roc_auc"``), else None."""
+    key = re.sub(r"[\s\-/]+", "_", name.strip().lower())
+    key = _ALIASES.get(key, key)
+    return key if key in METRICS else None
+
+
+def metric_info(name: str) -> MetricInfo:
+    canonical = canonical_metric(name)
+    if canonical is None:
+        raise TaskError(
+            f"unknown evaluation_metric {name!r}; known metrics: {', '.join(sorted(METRICS))}"
+        )
+    return METRICS[canonical]
+
+
+# --- column helpers ---------------------------------------------------------------------
+
+
+def _numeric(frame: pd.DataFrame, column: str) -> np.ndarray:
+    values = pd.to_numeric(frame[column], errors="coerce")
+    bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
+    if bad.any():
+        example = frame[column][bad].iloc[0]
+        raise SubmissionError(
+            f"column {column!r} has {int(bad.sum())} missing or non-numeric value(s), "
+            f"e.g. {example!r}"
+        )
+    return values.to_numpy(dtype=float)
+
+
+def _labels(series: pd.Series, what: str) -> np.ndarray:
+    if series.isna().any():
+        raise SubmissionError(f"column {what!r} has {int(series.isna().sum())} empty value(s)")
+    return np.array([label_str(v) for v in series], dtype=object)
+
+
+def truth_column(spec: ScoringSpec, answers: pd.DataFrame, column: str) -> pd.Series:
+    """Answers normally use the submission's column name; otherwise the declared answer
+    column, otherwise the answers file's only non-id column."""
+    if column in answers.columns:
+        return answers[column]
+    if spec.answer_column and spec.answer_column in answers.columns:
+        return answers[spec.answer_column]
+    others = [c for c in answers.columns if c != spec.id_column]
+    if len(others) == 1:
+        return answers[others[0]]
+    raise TaskError(
+        f"answers have no column {column!r} and no single answer column among {others}; "
+        "set `answer_column` in task.yaml"
+    )
+
+
+def truth_labels(spec: ScoringSpec, answers: pd.DataFrame, column: str) -> np.ndarray:
+    series = truth_column(spec, answers, column)
+    if series.isna().any():
+        raise TaskError(f"answers column {series.name!r} has empty values")
+    return np.array([label_str(v) for v in series], dtype=object)
+
+
+def positive_class_of(spec: ScoringSpec, truth: np.ndarray) -> str:
+    if spec.positive_class is not None:
+        return spec.positive_class
+    if set(truth) <= {"0", "1"}:
+        return "1"
+    raise TaskError(
+        f"cannot tell the positive class among {sorted(set(truth))}; "
+        "set `positive_class` in task.yaml"
+    )
+
+
+# --- scoring ---------------------------------------------------------------------------
+
+
+def score_predictions(spec: ScoringSpec, answers: pd.DataFrame, predictions: pd.DataFrame) -> float:
+    """Score ``predictions`` against ``answers``; both are aligned row by row."""
+    info = metric_info(spec.metric)
+    if info.kind == "probability":
+        if len(spec.target_columns) == 1:
+            return _score_binary_probability(info, spec, answers, predictions)
+        return _score_class_probabilities(info, spec, answers, predictions)
+    # Several label/value columns (multi-target) score as the mean over columns.
+    scores = [
+        _score_labels(info, spec, answers, predictions, column)
+        if info.kind == "label"
+        else _score_values(info, spec, answers, predictions, column)
+        for column in spec.target_columns
+    ]
+    return float(np.mean(scores))
+
+
+def _score_labels(info: MetricInfo, spec: ScoringSpec, answers, predictions, column: str) -> float:
+    truth = truth_labels(spec, answers, column)
+    predicted = _labels(predictions[column], column)
+    if info.name == "accuracy":
+        return float(accuracy_score(truth, predicted))
+    classes = sorted(set(truth))
+    if info.name == "f1" and len(classes) <= 2:
+        # Binary F1 is the F1 of the positive class, as Kaggle means it.
+        positive = positive_class_of(spec, truth)
+        return float(f1_score(truth, predicted, pos_label=positive, average="binary"))
+    # Multiclass "f1" and f1_macro: unweighted mean over the classes in the answers.
+    return float(f1_score(truth, predicted, labels=classes, average="macro", zero_division=0))
+
+
+def _score_values(info: MetricInfo, spec: ScoringSpec, answers, predictions, column: str) -> float:
+    truth_series = truth_column(spec, answers, column)
+    truth = pd.to_numeric(truth_series, errors="coerce").to_numpy(dtype=float)
+    if np.isnan(truth).any():
+        raise TaskError(f"answers column {truth_series.name!r} is not numeric")
+    predicted = _numeric(predictions, column)
+    if info.name == "rmse":
+        return float(np.sqrt(mean_squared_error(truth, predicted)))
+    if info.name == "mse":
+        return float(mean_squared_error(truth, predicted))
+    if info.name == "mae":
+        return float(mean_absolute_error(truth, predicted))
+    return float(r2_score(truth, predicted))
+
+
+def _probabilities(matrix: np.ndarray, columns) -> None:
+    if ((matrix < 0) | (matrix > 1)).any():
+        raise SubmissionError(f"probabilities in {list(columns)} must lie in [0, 1]")
+
+
+def _score_binary_probability(info: MetricInfo, spec: ScoringSpec, answers, predictions) -> float:
+    column = spec.target_columns[0]
+    truth = truth_labels(spec, answers, column)
+    positive = positive_class_of(spec, truth)
+    y = (truth == positive).astype(int)
+    p = _numeric(predictions, column)
+    _probabilities(p, [column])
+    if info.name == "roc_auc":
+        if len(set(y)) < 2:
+            raise TaskError("ROC AUC needs both classes in the answers")
+        return float(roc_auc_score(y, p))
+    p = np.clip(p, _LOGLOSS_EPS, 1 - _LOGLOSS_EPS)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+def _score_class_probabilities(info: MetricInfo, spec: ScoringSpec, answers, predictions) -> float:
+    """One probability column per class; the column names are the class labels."""
+    columns = list(spec.target_columns)
+    classes = [label_str(c) for c in columns]
+    if all(c in answers.columns for c in columns):
+        # One-hot answers (common on Kaggle): the true class is the hot column.
+        onehot = answers[columns].to_numpy(dtype=float)
+        truth = np.array([classes[i] for i in onehot.argmax(axis=1)], dtype=object)
+    else:
+        truth = truth_labels(spec, answers, columns[0])
+    unknown = sorted(set(truth) - set(classes))
+    if unknown:
+        raise TaskError(f"answers contain classes {unknown} with no submission column")
+    matrix = np.column_stack([_numeric(predictions, c) for c in columns])
+    _probabilities(matrix, columns)
+    index = np.array([classes.index(t) for t in truth])
+    if info.name == "roc_auc":
+        # One-vs-rest macro average over the classes present in the answers.
+        aucs = [
+            roc_auc_score(index == k, matrix[:, k])
+            for k in range(len(classes))
+            if 0 < (index == k).sum() < len(index)
+        ]
+        return float(np.mean(aucs))
+    # Kaggle's multi-class log loss: clip, renormalise each row, mean -log p(true class).
+    clipped = np.clip(matrix, _LOGLOSS_EPS, 1 - _LOGLOSS_EPS)
+    clipped = clipped / clipped.sum(axis=1, keepdims=True)
+    return float(-np.mean(np.log(clipped[np.arange(len(index)), index])))
