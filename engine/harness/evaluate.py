@@ -1,0 +1,170 @@
+"""One evaluation end to end (REQ-EX-015/016/046), batches (REQ-EX-026) and ranking (REQ-EX-023/027)."""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from functools import cmp_to_key
+
+import structlog
+
+from events.domain import (
+    EvaluationResult,
+    MetricDirection,
+    PipelineConfig,
+    SolutionScript,
+    TaskDescription,
+    is_improvement,
+)
+
+from .environment import build_execution_env
+from .output import DEFAULT_OUTPUT_LIMIT_BYTES
+from .process import KILL_GRACE_SECONDS, ProcessOutcome, run_process
+from .results import build_evaluation_result, rejected_result
+from .script import ScriptRejected, write_code
+from .workdir import clean_output_directory, prepare_evaluation_directory, setup_working_directory
+
+log = structlog.get_logger(__name__)
+
+
+class ExecutorStrategy(str, Enum):
+    """REQ-EX-034. Only ``subprocess`` is implemented: ``sdk_bash`` falls back to it, which is
+    what REQ-EX-047 prescribes anyway for any timeout above 600 s (digest §12 trap 3)."""
+
+    subprocess = "subprocess"
+    sdk_bash = "sdk_bash"
+
+
+@dataclass(frozen=True)
+class CodeEvaluation:
+    """An ``EvaluationResult`` and the resource figures of the run (None when nothing ran)."""
+
+    result: EvaluationResult
+    outcome: ProcessOutcome | None
+    script_path: str | None
+
+    @property
+    def peak_rss_mb(self) -> float | None:
+        return self.outcome.peak_rss_mb if self.outcome else None
+
+    @property
+    def cpu_s(self) -> float | None:
+        return self.outcome.cpu_s if self.outcome else None
+
+
+async def evaluate_code(
+    code: str,
+    working_dir: str | os.PathLike[str],
+    timeout_seconds: float,
+    *,
+    filename: str = "solution.py",
+    env: dict[str, str] | None = None,
+    memory_limit_mb: float | None = None,
+    output_limit_bytes: int = DEFAULT_OUTPUT_LIMIT_BYTES,
+    kill_grace_seconds: float = KILL_GRACE_SECONDS,
+) -> CodeEvaluation:
+    """The REQ-EX-015 pipeline on a prepared directory: setup → clean ``final/`` → write →
+    env → execute → result. A write_script rejection becomes an error result carrying the
+    rejection message (digest §12 trap 4), never an exception."""
+    base = setup_working_directory(working_dir)
+    clean_output_directory(base)
+    try:
+        script_path = write_code(code, base, filename)
+    except ScriptRejected as exc:
+        log.warning("harness.script_rejected", reason=str(exc))
+        return CodeEvaluation(result=rejected_result(str(exc)), outcome=None, script_path=None)
+    outcome = await run_process(
+        script_path, base, timeout_seconds, env if env is not None else build_execution_env(),
+        memory_limit_mb=memory_limit_mb, output_limit_bytes=output_limit_bytes,
+        kill_grace_seconds=kill_grace_seconds,
+    )
+    result = build_evaluation_result(outcome.raw)
+    return CodeEvaluation(result=result, outcome=outcome, script_path=script_path)
+
+
+async def evaluate_solution(
+    solution: SolutionScript,
+    task: TaskDescription,
+    config: PipelineConfig,
+    timeout_override: float | None = None,
+    *,
+    strategy: ExecutorStrategy | str = ExecutorStrategy.subprocess,
+    work_root: str | os.PathLike[str] | None = None,
+) -> EvaluationResult:
+    """REQ-EX-015: evaluate ``solution`` and return its ``EvaluationResult``.
+
+    * The timeout is ``timeout_override`` if given, else ``config.time_limit_seconds``
+      (REQ-EX-046: no default of the harness's own).
+    * The script runs in a new directory of its own, created under ``work_root`` (default:
+      the system temp directory) and kept for inspection — never in the data directory
+      (digest §12 trap 1) nor in a directory shared with another evaluation (trap 9). Its
+      ``input/`` gets read-only entries for ``task.data_dir``; the script is saved there as
+      ``<solution_id>.py``.
+    * ``config.memory_limit_mb`` applies when set.
+    * REQ-EX-016: ``solution`` is only read; the caller sets its score from the result.
+    """
+    if ExecutorStrategy(strategy) is ExecutorStrategy.sdk_bash:
+        log.info("harness.strategy_fallback", requested="sdk_bash", used="subprocess")
+    timeout = float(timeout_override) if timeout_override is not None else float(config.time_limit_seconds)
+    if work_root is not None:
+        os.makedirs(work_root, exist_ok=True)
+    base = tempfile.mkdtemp(prefix=f"eval-{solution.solution_id}-", dir=work_root)
+    prepare_evaluation_directory(base, task.data_dir)
+    evaluation = await evaluate_code(
+        solution.content, base, timeout, filename=f"{solution.solution_id}.py",
+        memory_limit_mb=config.memory_limit_mb,
+    )
+    return evaluation.result
+
+
+async def evaluate_batch(
+    solutions: Sequence[SolutionScript], task: TaskDescription, config: PipelineConfig
+) -> list[EvaluationResult]:
+    """REQ-EX-026: sequential evaluations, results in input order, each in its own directory."""
+    return [await evaluate_solution(solution, task, config) for solution in solutions]
+
+
+def _comparable(score: float | None) -> bool:
+    return score is not None and not math.isnan(score)
+
+
+def is_better_solution(new_result: EvaluationResult, old_score: float, direction: MetricDirection) -> bool:
+    """REQ-EX-023: strictly better, via ``is_improvement`` (REQ-EX-022); False for an error or
+    a missing score."""
+    if new_result.is_error or not _comparable(new_result.score):
+        return False
+    return is_improvement(new_result.score, old_score, direction)  # type: ignore[arg-type]
+
+
+def rank_solutions(
+    solutions: Sequence[SolutionScript],
+    results: Sequence[EvaluationResult],
+    direction: MetricDirection,
+) -> list[tuple[SolutionScript, EvaluationResult]]:
+    """REQ-EX-027: best first by score; then successful runs without a score; errors last.
+
+    Decisions: an error run goes last even when it printed a score (digest §12 trap 10: a
+    crashed script's score is not trusted); a NaN score counts as no score; ties and the
+    members of each group keep their input order (stable). Ordering uses ``is_improvement``
+    only (REQ-EX-022). Pure: inputs are not modified.
+    """
+    if len(solutions) != len(results):
+        raise ValueError(f"{len(solutions)} solutions but {len(results)} results")
+    pairs = list(zip(solutions, results))
+    scored = [p for p in pairs if not p[1].is_error and _comparable(p[1].score)]
+    unscored = [p for p in pairs if not p[1].is_error and not _comparable(p[1].score)]
+    errors = [p for p in pairs if p[1].is_error]
+
+    def order(a: tuple[SolutionScript, EvaluationResult], b: tuple[SolutionScript, EvaluationResult]) -> int:
+        sa, sb = a[1].score, b[1].score
+        if is_improvement(sa, sb, direction):  # type: ignore[arg-type]
+            return -1
+        if is_improvement(sb, sa, direction):  # type: ignore[arg-type]
+            return 1
+        return 0
+
+    return sorted(scored, key=cmp_to_key(order)) + unscored + errors

@@ -1,0 +1,116 @@
+"""The evaluation executor: turns an ``EvaluationRequested`` effect into ``EvaluationCompleted``.
+
+Called by the engine's run loop. Every evaluation gets ``<run_dir>/evals/<safe effect id>/``
+with ``input/`` (the task's public data, read-only), an empty ``final/`` and the script saved
+as ``<solution_id>.py`` for the audit trail; the script's cwd is that directory. Effects are
+at-least-once, so an existing directory (a re-run after a crash) is reset first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from events.core import EvaluationCompleted, EvaluationRequested
+from events.domain import EvaluationResult
+
+from .environment import build_execution_env
+from .evaluate import evaluate_code
+from .process import KILL_GRACE_SECONDS
+from .submission import SUBMISSION_FILENAME, check_submission
+from .workdir import InputMode, prepare_evaluation_directory, remove_tree, safe_dir_name
+
+log = structlog.get_logger(__name__)
+
+# stdout/stderr end up in the event log and in prompts; 2 MB per stream keeps a run's log
+# bounded while leaving far more than any debugger prompt can use. The head and the tail are
+# kept (score line and traceback come last).
+EVENT_OUTPUT_LIMIT_BYTES = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class EvalContext:
+    """Where and how evaluations of one run happen.
+
+    ``subsample_limit`` is carried for callers' use; the harness itself does not subsample
+    (the instruction lives in the prompts, REQ-EX-017/018). ``gpu_info`` may hold
+    ``gpu_indices`` (list of ints) to pin ``CUDA_VISIBLE_DEVICES``; otherwise it is inherited.
+    The fields after ``gpu_info`` are additions with defaults.
+    """
+
+    run_dir: Path
+    task_dir: Path
+    sample_submission: Path | None
+    subsample_limit: int
+    memory_limit_mb: int | None = None
+    gpu_info: dict[str, Any] = field(default_factory=dict)
+    output_limit_bytes: int = EVENT_OUTPUT_LIMIT_BYTES
+    kill_grace_seconds: float = KILL_GRACE_SECONDS
+    input_mode: InputMode = "auto"
+
+
+def eval_dir_for(run_dir: str | Path, effect_id: str) -> Path:
+    """``<run_dir>/evals/<safe name of effect_id>`` (see ``safe_dir_name``)."""
+    return Path(run_dir) / "evals" / safe_dir_name(effect_id)
+
+
+def _gpu_indices(gpu_info: dict[str, Any]) -> list[int] | None:
+    indices = gpu_info.get("gpu_indices")
+    return [int(i) for i in indices] if indices is not None else None
+
+
+async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalContext) -> EvaluationCompleted:
+    """Evaluate ``code`` (the script of ``request.solution_id``) and report the result.
+
+    * timeout ``request.timeout_s``; ``ctx.memory_limit_mb`` kills the tree when exceeded;
+    * the script's environment has no credentials (see ``build_execution_env``);
+    * a rejected script (empty, exit call) is an error result with the rejection message;
+    * ``submission`` is filled when ``request.expect_submission``: ``final/submission.csv``
+      checked against ``ctx.sample_submission``;
+    * ``elapsed_s`` stays 0: the engine stamps it.
+    Script failures never raise; a failure to prepare the directory (missing task data, disk
+    full) does, because it is the engine's problem and no debugger could fix it.
+    When task files were copied rather than linked (running as root), the copies are deleted
+    after the run to bound disk use; scripts and ``final/`` stay.
+    """
+    eval_dir = eval_dir_for(ctx.run_dir, request.effect_id)
+    prepare_evaluation_directory(eval_dir, ctx.task_dir, ctx.input_mode)
+    log.info("harness.evaluation.start", effect_id=request.effect_id, solution_id=request.solution_id,
+             dir=str(eval_dir), timeout=request.timeout_s)
+    try:
+        evaluation = await evaluate_code(
+            code, eval_dir, request.timeout_s,
+            filename=f"{request.solution_id}.py",
+            env=build_execution_env(_gpu_indices(ctx.gpu_info)),
+            memory_limit_mb=ctx.memory_limit_mb,
+            output_limit_bytes=ctx.output_limit_bytes,
+            kill_grace_seconds=ctx.kill_grace_seconds,
+        )
+    finally:
+        _drop_copied_inputs(eval_dir / "input")
+    result: EvaluationResult = evaluation.result
+    submission = None
+    if request.expect_submission:
+        submission = check_submission(eval_dir / "final" / SUBMISSION_FILENAME, ctx.sample_submission)
+    log.info("harness.evaluation.complete", effect_id=request.effect_id, score=result.score,
+             is_error=result.is_error, exit_code=result.exit_code,
+             submission_valid=submission.valid if submission else None)
+    return EvaluationCompleted(
+        effect_id=request.effect_id,
+        result=result,
+        peak_rss_mb=evaluation.peak_rss_mb,
+        cpu_s=evaluation.cpu_s,
+        submission=submission,
+    )
+
+
+def _drop_copied_inputs(input_dir: Path) -> None:
+    if not input_dir.is_dir():
+        return
+    has_copies = any(p.is_file() and not p.is_symlink() for p in input_dir.rglob("*"))
+    if has_copies:
+        remove_tree(input_dir)
+        input_dir.mkdir()

@@ -1,0 +1,203 @@
+"""Running one script as a subprocess: timeout, process-group kill, memory limit (REQ-EX-007..010, 037, 038)."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import anyio
+import structlog
+from anyio.abc import ByteReceiveStream
+
+from events.domain import ExecutionRawResult
+
+from .monitor import TreeMonitor
+from .output import DEFAULT_OUTPUT_LIMIT_BYTES, HARNESS_PREFIX, CappedBuffer
+
+log = structlog.get_logger(__name__)
+
+KILL_GRACE_SECONDS = 5.0
+SAMPLE_INTERVAL_SECONDS = 0.1
+# After the script is gone, how long to wait for its pipes to reach EOF. A descendant that
+# escaped every kill could hold them open forever; the harness must still return.
+_DRAIN_GRACE_SECONDS = 2.0
+
+
+def format_seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def timeout_reason(timeout_seconds: float) -> str:
+    return f"timed out after {format_seconds(timeout_seconds)} s"
+
+
+def memory_reason(limit_mb: int | float) -> str:
+    return f"memory limit exceeded ({format_seconds(limit_mb)} MB)"
+
+
+@dataclass(frozen=True)
+class ProcessOutcome:
+    """``ExecutionRawResult`` plus what only the harness knows: resources and why it killed."""
+
+    raw: ExecutionRawResult
+    peak_rss_mb: float
+    cpu_s: float
+    kill_reason: str | None = None  # "timed out after N s" / "memory limit exceeded (N MB)"
+    memory_exceeded: bool = False
+
+
+async def _drain(stream: ByteReceiveStream | None, sink: CappedBuffer) -> None:
+    if stream is None:
+        return
+    async for chunk in stream:
+        sink.write(chunk)
+
+
+async def _wait_gone(monitor: TreeMonitor, proc, deadline_s: float) -> None:
+    """Wait until the script and every known descendant are gone, or the grace runs out."""
+    with anyio.move_on_after(deadline_s):
+        while proc.returncode is None or monitor.alive():
+            await anyio.sleep(0.05)
+
+
+async def _terminate_tree(monitor: TreeMonitor, proc, grace_s: float) -> None:
+    """REQ-EX-009/037: SIGTERM the whole tree, wait ``grace_s``, then SIGKILL whatever is left."""
+    monitor.signal_all(signal.SIGTERM)
+    await _wait_gone(monitor, proc, grace_s)
+    if proc.returncode is None or monitor.alive():
+        monitor.signal_all(signal.SIGKILL)
+        await _wait_gone(monitor, proc, 5.0)
+
+
+async def _kill_tree(monitor: TreeMonitor, proc) -> None:
+    monitor.signal_all(signal.SIGKILL)
+    await _wait_gone(monitor, proc, 5.0)
+
+
+def _append_note(text: str, note: str) -> str:
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return f"{text}{HARNESS_PREFIX}{note}\n"
+
+
+async def run_process(
+    script_path: str | os.PathLike[str],
+    working_dir: str | os.PathLike[str],
+    timeout_seconds: float,
+    env: dict[str, str] | None = None,
+    *,
+    memory_limit_mb: float | None = None,
+    output_limit_bytes: int = DEFAULT_OUTPUT_LIMIT_BYTES,
+    kill_grace_seconds: float = KILL_GRACE_SECONDS,
+    sample_interval: float = SAMPLE_INTERVAL_SECONDS,
+    python: str | None = None,
+) -> ProcessOutcome:
+    """Run ``python script_path`` in ``working_dir``, in its own session and process group.
+
+    * timeout: SIGTERM to the group, ``kill_grace_seconds`` later SIGKILL; ``timed_out=True``,
+      ``exit_code=-1`` (REQ-EX-009) and a ``[harness] timed out after N s`` line on stderr.
+    * memory: when the tree's summed RSS passes ``memory_limit_mb`` the tree is SIGKILLed at
+      once (no grace: it is still allocating) and stderr ends with ``[harness] memory limit
+      exceeded (N MB)``; ``exit_code`` is the signal's negative number.
+    * when the script ends on its own, descendants it left behind are killed (no orphans).
+    * cancellation of the caller kills the tree before the cancellation propagates.
+
+    ``python`` defaults to the interpreter running the engine, so scripts see its packages.
+    """
+    interpreter = python or sys.executable
+    stdout_buf = CappedBuffer(output_limit_bytes)
+    stderr_buf = CappedBuffer(output_limit_bytes)
+    log.info("harness.exec.start", path=str(script_path), cwd=str(working_dir), timeout=timeout_seconds)
+    started = time.monotonic()
+    proc = await anyio.open_process(
+        [interpreter, str(script_path)],
+        stdin=subprocess.DEVNULL,
+        cwd=str(working_dir),
+        env=env,
+        start_new_session=True,
+    )
+    monitor = TreeMonitor(proc.pid)
+    timed_out = False
+    memory_exceeded = False
+    duration = 0.0
+
+    async def watch() -> None:
+        nonlocal memory_exceeded
+        while True:
+            monitor.sample()
+            if memory_limit_mb is not None and monitor.last_rss_mb > memory_limit_mb:
+                memory_exceeded = True
+                log.warning("harness.exec.memory_limit", path=str(script_path), limit_mb=memory_limit_mb,
+                            rss_mb=round(monitor.last_rss_mb, 1))
+                await _kill_tree(monitor, proc)
+                return
+            await anyio.sleep(sample_interval)
+
+    try:
+        async with anyio.create_task_group() as readers:
+            readers.start_soon(_drain, proc.stdout, stdout_buf)
+            readers.start_soon(_drain, proc.stderr, stderr_buf)
+            async with anyio.create_task_group() as watchers:
+                watchers.start_soon(watch)
+                limit = timeout_seconds if math.isfinite(timeout_seconds) else None
+                with anyio.move_on_after(limit):
+                    await proc.wait()
+                if proc.returncode is None:
+                    timed_out = True
+                    log.warning("harness.exec.timeout", path=str(script_path), timeout=timeout_seconds)
+                    await _terminate_tree(monitor, proc, kill_grace_seconds)
+                duration = time.monotonic() - started
+                monitor.sample()
+                watchers.cancel_scope.cancel()
+            if monitor.alive():
+                await _kill_tree(monitor, proc)
+            readers.cancel_scope.deadline = anyio.current_time() + _DRAIN_GRACE_SECONDS
+    finally:
+        if proc.returncode is None or monitor.alive():
+            with anyio.CancelScope(shield=True):
+                await _kill_tree(monitor, proc)
+        with anyio.CancelScope(shield=True):
+            await proc.aclose()
+
+    stdout = stdout_buf.text()
+    stderr = stderr_buf.text()
+    kill_reason: str | None = None
+    if timed_out:
+        kill_reason = timeout_reason(timeout_seconds)
+    elif memory_exceeded:
+        kill_reason = memory_reason(memory_limit_mb or 0)
+    if kill_reason:
+        stderr = _append_note(stderr, kill_reason)
+    exit_code = -1 if timed_out else (proc.returncode if proc.returncode is not None else -1)
+    raw = ExecutionRawResult(
+        stdout=stdout, stderr=stderr, exit_code=exit_code, duration_seconds=duration, timed_out=timed_out
+    )
+    log.info("harness.exec.complete", path=str(script_path), exit_code=exit_code, duration=round(duration, 3),
+             peak_rss_mb=round(monitor.peak_rss_mb, 1), cpu_s=round(monitor.cpu_s, 3))
+    return ProcessOutcome(raw=raw, peak_rss_mb=monitor.peak_rss_mb, cpu_s=monitor.cpu_s,
+                          kill_reason=kill_reason, memory_exceeded=memory_exceeded)
+
+
+async def execute_script(
+    script_path: str,
+    working_dir: str,
+    timeout_seconds: float,
+    env: dict[str, str] | None = None,
+    *,
+    memory_limit_mb: float | None = None,
+    output_limit_bytes: int = DEFAULT_OUTPUT_LIMIT_BYTES,
+    kill_grace_seconds: float = KILL_GRACE_SECONDS,
+) -> ExecutionRawResult:
+    """REQ-EX-007: run the script and return its ``ExecutionRawResult``; never raises on a
+    non-zero exit. See ``run_process`` for timeouts, limits and resource figures."""
+    outcome = await run_process(
+        script_path, working_dir, timeout_seconds, env,
+        memory_limit_mb=memory_limit_mb, output_limit_bytes=output_limit_bytes,
+        kill_grace_seconds=kill_grace_seconds,
+    )
+    return outcome.raw
