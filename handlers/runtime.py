@@ -97,6 +97,8 @@ class Runtime:
         self._current: Task | None = None
         self.start: RunStarted | None = None
         self.now = 0.0
+        self.cost_usd = 0.0
+        self.agent_calls = 0
         self.finished = False
 
     # --- the pure react ---------------------------------------------------------------------
@@ -114,6 +116,9 @@ class Runtime:
             wf = Workflow(self, scope="run")
             self._spawn(self._run_main(wf), "main", parent=None)
         elif isinstance(event, EffectResult):
+            if isinstance(event, (AgentCallCompleted, AgentCallFailed)):
+                self.agent_calls += 1
+                self.cost_usd += event.cost_usd or 0.0
             fut = self._effects.pop(event.effect_id, None)
             self._effect_owner.pop(event.effect_id, None)
             if fut is not None and not fut.done:
@@ -254,6 +259,15 @@ class Workflow:
     def now(self) -> float:
         """The run's driven time (seconds) as of the latest input: the only clock there is."""
         return self._rt.now
+
+    @property
+    def cost_usd(self) -> float:
+        """Money spent on agent calls so far (from the recorded results)."""
+        return self._rt.cost_usd
+
+    @property
+    def agent_calls(self) -> int:
+        return self._rt.agent_calls
 
     def at(self, scope: str) -> "Workflow":
         return Workflow(self._rt, scope)

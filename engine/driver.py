@@ -1,0 +1,288 @@
+"""The run loop: the imperative shell around the pure handlers.
+
+    load → fold → rebuild the handlers from the recorded inputs (a replay that must agree)
+    loop: run pending effects concurrently → take one result → react → append result and
+          every decision it caused in ONE transaction → repeat until RunCompleted/RunFailed
+
+Results are committed in the order their effects were requested (``deterministic_order``,
+the default) so that two runs with the same seed write the same log whatever the timing;
+effects still *execute* concurrently. Timers are the exception: they are time by nature.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Coroutine
+
+import anyio
+import structlog
+from anyio.abc import TaskGroup
+
+from events.base import EffectResult, NewEvent
+from events.core import (
+    AgentCallFailed,
+    AgentCallRequested,
+    DriverStarted,
+    DriverStopped,
+    EvaluationCompleted,
+    EvaluationRequested,
+    TimerFired,
+)
+from events.domain import EvaluationResult
+from handlers.runtime import Runtime
+from replay.state import PendingEffect, PipelineState, fold
+from replay.verify import Divergence, verify
+from store.base import EventStore, StoreError
+
+log = structlog.get_logger(__name__)
+
+KILL_AFTER_SEQ_ENV = "ENGINE_FAILPOINT_KILL_AFTER_SEQ"
+
+
+class EngineError(Exception):
+    """A problem driving a run; the message is for the user."""
+
+
+class RunFinished(EngineError):
+    pass
+
+
+class HandlersChanged(EngineError):
+    def __init__(self, divergence: Divergence) -> None:
+        super().__init__(
+            "this run's log no longer matches the handlers (the code changed since it was recorded), "
+            "so it cannot be resumed exactly; `engine rerun` replays its agent answers on the new code.\n"
+            + divergence.describe()
+        )
+        self.divergence = divergence
+
+
+def safe_name(effect_id: str) -> str:
+    """A readable, unique directory name for an effect id (ids contain '/' and '#')."""
+    return effect_id.replace("/", "__").replace("#", "-n")
+
+
+@dataclass
+class Executors:
+    """What turns effect requests into results. ``agent`` and ``evaluate`` are coroutines."""
+
+    agent: Callable[[AgentCallRequested, Path], Coroutine[Any, Any, EffectResult]]
+    evaluate: Callable[[EvaluationRequested, str], Coroutine[Any, Any, EffectResult]]
+
+
+class Driver:
+    def __init__(self, store: EventStore, run_id: str, *, main: Callable[..., Any], executors: Executors,
+                 on_commit: Callable[[PipelineState], None] | None = None, lease_ttl_s: float = 30.0,
+                 handle_signals: bool = True) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.main = main
+        self.executors = executors
+        self.on_commit = on_commit
+        self.lease_ttl_s = lease_ttl_s
+        self.handle_signals = handle_signals
+        kill = os.environ.get(KILL_AFTER_SEQ_ENV)
+        self.kill_after_seq = int(kill) if kill else None
+        self.state = PipelineState()
+        self.runtime: Runtime | None = None
+        self._inflight: dict[str, anyio.CancelScope] = {}
+        self._buffered: dict[str, EffectResult] = {}
+        self._stop_reason: str | None = None
+        self._base_elapsed = 0.0
+        self._t0 = 0.0
+        self._agent_limit: anyio.CapacityLimiter | None = None
+        self._eval_limit: anyio.CapacityLimiter | None = None
+
+    # --- time -------------------------------------------------------------------------------
+
+    def elapsed(self) -> float:
+        """Driven time: earlier sessions' total plus this session's (downtime excluded)."""
+        return round(self._base_elapsed + (time.monotonic() - self._t0), 6)
+
+    # --- entry ------------------------------------------------------------------------------
+
+    async def run(self) -> PipelineState:
+        token = self.store.acquire_lease(self.run_id, self.lease_ttl_s)
+        try:
+            self._load()
+            self._t0 = time.monotonic()
+            self._append([NewEvent(event=DriverStarted(
+                pid=os.getpid(), host=socket.gethostname(), resumed=self.state.driver_sessions > 0,
+                elapsed_s=self._base_elapsed), scope="driver")])
+            cfg = self.state.config
+            self._agent_limit = anyio.CapacityLimiter(cfg.get("max_concurrent_agent_calls", 4))
+            self._eval_limit = anyio.CapacityLimiter(cfg.get("max_concurrent_evaluations", 2))
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._heartbeat, token)
+                    if self.handle_signals:
+                        tg.start_soon(self._watch_signals, tg)
+                    await self._loop(tg)
+                    tg.cancel_scope.cancel()
+            except BaseExceptionGroup as group:  # surface the real error, not the group
+                raise _first_leaf(group) from None
+            if self._stop_reason is not None and not self.state.finished:
+                self._append([NewEvent(event=DriverStopped(
+                    reason=self._stop_reason, elapsed_s=self.elapsed(),
+                    cancelled_effects=sorted(self._inflight)), scope="driver")])
+            return self.state
+        finally:
+            try:
+                self.store.release_lease(self.run_id, token)
+            except StoreError:
+                pass
+
+    def _load(self) -> None:
+        envelopes = list(self.store.read(self.run_id))
+        self.state = fold(envelopes)
+        if self.state.finished:
+            raise RunFinished(f"run {self.run_id} is already {self.state.status}; nothing to resume")
+        self._base_elapsed = self.state.elapsed_seconds
+        divergence, runtime = verify(envelopes, lambda: Runtime(self.main))
+        if divergence is not None:
+            raise HandlersChanged(divergence)
+        self.runtime = runtime  # type: ignore[assignment]
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    async def _loop(self, tg: TaskGroup) -> None:
+        send, recv = anyio.create_memory_object_stream[EffectResult | None](math.inf)
+        self._wake = send
+        while not self.state.finished and self._stop_reason is None:
+            for eff in list(self.state.pending.values()):
+                if eff.effect_id not in self._inflight and eff.effect_id not in self._buffered:
+                    scope = anyio.CancelScope()
+                    self._inflight[eff.effect_id] = scope
+                    tg.start_soon(self._execute, eff, send, scope)
+            if not self._inflight and not self._buffered:
+                raise EngineError(
+                    f"run {self.run_id}: the handlers wait for nothing (no effect pending) but the run has "
+                    "not ended; this is a bug in the strategy")
+            result = await recv.receive()
+            if result is None:
+                continue
+            self._buffered[result.effect_id] = result
+            while (nxt := self._next_committable()) is not None:
+                self._commit(nxt)
+                if self.state.finished:
+                    break
+
+    def _next_committable(self) -> EffectResult | None:
+        if not self._buffered:
+            return None
+        for effect_id, result in self._buffered.items():
+            if isinstance(result, TimerFired) or not self.state.deterministic_order:
+                return self._buffered.pop(effect_id)
+        for eff in self.state.pending.values():
+            if eff.type == "TimerRequested":
+                continue
+            if eff.effect_id in self._buffered:
+                return self._buffered.pop(eff.effect_id)
+            return None
+        # Results for effects no longer pending (cancelled meanwhile) are dropped.
+        self._buffered.clear()
+        return None
+
+    def _commit(self, result: EffectResult) -> None:
+        pending = self.state.pending.get(result.effect_id)
+        self._inflight.pop(result.effect_id, None)
+        if pending is None:
+            return
+        assert self.runtime is not None
+        result = result.model_copy(update={"elapsed_s": self.elapsed()})
+        decisions = self.runtime.feed(result)
+        cause = self.state.last_seq + 1
+        batch = [NewEvent(event=result, scope=pending.scope)]
+        batch += [NewEvent(event=d.event, scope=d.scope, causation_seq=cause) for d in decisions]
+        self._append(batch)
+        for d in decisions:
+            if d.event.type_name == "EffectCancelled":
+                scope = self._inflight.pop(d.event.effect_id, None)  # type: ignore[attr-defined]
+                self._buffered.pop(d.event.effect_id, None)  # type: ignore[attr-defined]
+                if scope is not None:
+                    scope.cancel()
+
+    def _append(self, batch: list[NewEvent]) -> None:
+        envelopes = self.store.append(self.run_id, batch, expected_seq=self.state.last_seq)
+        for env in envelopes:
+            self.state.apply(env)
+        if self.kill_after_seq is not None and self.state.last_seq >= self.kill_after_seq:
+            os.kill(os.getpid(), signal.SIGKILL)  # failpoint for crash-exactness tests
+        if self.on_commit is not None:
+            self.on_commit(self.state)
+
+    # --- effects ----------------------------------------------------------------------------
+
+    async def _execute(self, eff: PendingEffect, send: Any, scope: anyio.CancelScope) -> None:
+        with scope:
+            try:
+                result = await self._dispatch(eff)
+            except Exception as exc:  # an executor bug must not kill the run: it becomes a result
+                log.error("effect_failed", effect_id=eff.effect_id, error=repr(exc))
+                result = _failure_result(eff, exc)
+            await send.send(result)
+
+    async def _dispatch(self, eff: PendingEffect) -> EffectResult:
+        if eff.type == "AgentCallRequested":
+            req = AgentCallRequested.model_validate(eff.payload)
+            work_dir = Path(self.state.run_dir) / "agents" / safe_name(eff.effect_id)
+            work_dir.mkdir(parents=True, exist_ok=True)
+            assert self._agent_limit is not None
+            async with self._agent_limit:
+                result = await self.executors.agent(req, work_dir)
+        elif eff.type == "EvaluationRequested":
+            req_e = EvaluationRequested.model_validate(eff.payload)
+            node = self.state.solutions.get(req_e.solution_id)
+            if node is None:
+                raise EngineError(f"evaluation {eff.effect_id} names unknown solution {req_e.solution_id}")
+            assert self._eval_limit is not None
+            async with self._eval_limit:
+                result = await self.executors.evaluate(req_e, node.content)
+        elif eff.type == "TimerRequested":
+            at = float(eff.payload["at_elapsed_s"])
+            while (remaining := at - self.elapsed()) > 0:
+                await anyio.sleep(min(remaining, 1.0))
+            result = TimerFired(effect_id=eff.effect_id)
+        else:
+            raise EngineError(f"no executor for {eff.type}")
+        if result.effect_id != eff.effect_id:
+            result = result.model_copy(update={"effect_id": eff.effect_id})
+        return result
+
+    # --- housekeeping -----------------------------------------------------------------------
+
+    async def _heartbeat(self, token: str) -> None:
+        while True:
+            await anyio.sleep(self.lease_ttl_s / 3)
+            self.store.renew_lease(self.run_id, token, self.lease_ttl_s)
+
+    async def _watch_signals(self, tg: TaskGroup) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                self._stop_reason = f"signal {signal.Signals(signum).name}"
+                log.warning("driver_stopping", run_id=self.run_id, reason=self._stop_reason)
+                await self._wake.send(None)
+                return
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    exc: BaseException = group
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _failure_result(eff: PendingEffect, exc: Exception) -> EffectResult:
+    if eff.type == "AgentCallRequested":
+        return AgentCallFailed(effect_id=eff.effect_id, error=f"agent backend error: {exc}")
+    if eff.type == "EvaluationRequested":
+        return EvaluationCompleted(effect_id=eff.effect_id, result=EvaluationResult(
+            score=None, stdout="", stderr=f"evaluation harness error: {exc}", exit_code=-1,
+            duration_seconds=0.0, is_error=True, error_traceback=f"evaluation harness error: {exc}"))
+    return TimerFired(effect_id=eff.effect_id)

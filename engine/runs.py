@@ -1,0 +1,157 @@
+"""Starting and resuming runs: where files go, which backend and executors a run gets."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+
+from events.base import NewEvent
+from events.core import AgentCallRequested, EvaluationRequested, RunStarted
+from events.domain import PipelineConfig, TaskDescription
+from engine.agents.base import AgentBackend, AgentContext
+from engine.driver import Driver, EngineError, Executors
+from engine.strategies import load_strategy
+from handlers.runtime import Runtime
+from replay.state import PipelineState, fold
+from store.sqlite import SQLiteEventStore
+
+DEFAULT_DB = Path("engine-runs") / "engine.db"
+
+
+def db_path(explicit: str | Path | None = None) -> Path:
+    """--db, else $ENGINE_DB, else ./engine-runs/engine.db."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("ENGINE_DB")
+    return Path(env) if env else DEFAULT_DB
+
+
+def runs_root(db: Path) -> Path:
+    """Each run's working files live next to the database: <db dir>/<run-id>/."""
+    return db.resolve().parent
+
+
+def open_store(db: Path, *, create: bool = True) -> SQLiteEventStore:
+    return SQLiteEventStore(db, create=create)
+
+
+def new_run_id() -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"run-{stamp}-{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class PreparedTask:
+    description: TaskDescription
+    public_dir: Path
+    label: str
+
+
+def make_backend(name: str, config: PipelineConfig) -> AgentBackend:
+    """Resolve ``--agent`` (claude|builtin|replay:RUN|auto|module:Attr) to a backend."""
+    if ":" in name and not name.startswith("replay:"):
+        import importlib
+
+        module_name, attr = name.split(":", 1)
+        try:
+            factory = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise EngineError(f"--agent {name}: cannot load the backend ({exc})") from None
+        backend = factory()
+        backend.record_name = name  # type: ignore[attr-defined]
+        return backend
+    from engine.agents.select import make_backend as select
+
+    return select(name, config=config)
+
+
+def gpu_info() -> dict[str, Any]:
+    try:
+        from engine.harness import detect_gpu_info
+
+        return dict(detect_gpu_info())
+    except Exception:  # GPU probing must never stop a run
+        return {"cuda_available": False}
+
+
+def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBackend) -> Executors:
+    gpu = gpu_info()
+
+    async def agent(request: AgentCallRequested, work_dir: Path):
+        s = driver_state()
+        ctx = AgentContext(run_id=s.run_id, run_dir=Path(s.run_dir), work_dir=work_dir,
+                           task=TaskDescription.model_validate(s.task), task_dir=Path(s.task_dir),
+                           config=PipelineConfig.model_validate(s.config), seed=s.seed, gpu_info=gpu)
+        return await backend.call(request, ctx)
+
+    async def evaluate(request: EvaluationRequested, code: str):
+        from engine.harness.executor import EvalContext, run_evaluation
+
+        s = driver_state()
+        task_dir = Path(s.task_dir)
+        sample = task_dir / "sample_submission.csv"
+        cfg = PipelineConfig.model_validate(s.config)
+        ctx = EvalContext(run_dir=Path(s.run_dir), task_dir=task_dir,
+                          sample_submission=sample if sample.exists() else None,
+                          subsample_limit=cfg.subsample_limit, memory_limit_mb=cfg.memory_limit_mb, gpu_info=gpu)
+        return await run_evaluation(request, code, ctx)
+
+    return Executors(agent=agent, evaluate=evaluate)
+
+
+def create_run(store: SQLiteEventStore, *, db: Path, task: PreparedTask | None = None, task_spec: str | None = None,
+               strategy: str, backend_name: str, config: PipelineConfig, seed: int,
+               run_id: str | None = None, deterministic_order: bool = True) -> str:
+    """Validate everything, then append RunStarted with the decisions it causes (one transaction)."""
+    main = load_strategy(strategy)
+    run_id = run_id or new_run_id()
+    run_dir = runs_root(db) / run_id
+    if task is None:
+        if task_spec is None:
+            raise EngineError("a task is required (--task NAME|DIR)")
+        task = prepare_task(task_spec, run_dir / "task")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    started = RunStarted(strategy=strategy, backend=backend_name, seed=seed, config=config.model_dump(mode="json"),
+                         task=task.description, task_dir=str(task.public_dir.resolve()),
+                         run_dir=str(run_dir.resolve()), deterministic_order=deterministic_order)
+    decisions = Runtime(main).feed(started)
+    store.create_run(run_id, strategy=strategy, task=task.label)
+    store.append(run_id, [NewEvent(event=started, scope="run"),
+                          *[NewEvent(event=d.event, scope=d.scope, causation_seq=1) for d in decisions]],
+                 expected_seq=0)
+    return run_id
+
+
+def prepare_task(spec: str, dest: Path) -> PreparedTask:
+    from engine.tasks import resolve_task
+
+    loaded = resolve_task(spec, dest)
+    return PreparedTask(description=loaded.description, public_dir=Path(loaded.public_dir),
+                        label=loaded.description.competition_id)
+
+
+def drive(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None = None,
+          on_commit: Callable[[PipelineState], None] | None = None, handle_signals: bool = True) -> PipelineState:
+    """Drive a run (new or resumed) until it ends or the driver is stopped."""
+    state = fold(store.read(run_id))
+    if state.finished:
+        from engine.driver import RunFinished
+
+        raise RunFinished(f"run {run_id} is already {state.status}; nothing to resume")
+    main = load_strategy(state.strategy)
+    if backend is None:
+        backend = make_backend(state.backend, PipelineConfig.model_validate(state.config))
+    holder: dict[str, Driver] = {}
+    executors = make_executors(lambda: holder["d"].state, backend)
+    driver = Driver(store, run_id, main=main, executors=executors, on_commit=on_commit,
+                    handle_signals=handle_signals)
+    holder["d"] = driver
+    final = anyio.run(driver.run)
+    store.set_status(run_id, final.status)
+    return final
