@@ -1,0 +1,192 @@
+"""SDK hooks for one agent call: safety (PreToolUse, REQ-OR-033), progress and tool-failure
+logging (PostToolUse / PostToolUseFailure, REQ-OR-031/035).
+
+The safety decision itself (``BashPolicy.check``) is a plain function over the command text so
+it can be unit-tested without the SDK; the hook only wraps it in the CLI's deny envelope. The
+check is a guard against obvious accidents, not a sandbox: shell is too expressive for a
+pattern list to be complete, which is why agents also run with ``cwd`` set to their own
+working directory and without user/project settings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import structlog
+
+log = structlog.get_logger("engine.agents.hooks")
+
+#: (pattern, reason). Configurable through ``BashPolicy(patterns=...)``.
+DEFAULT_BLOCKED_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"\brm\s+(?:-{1,2}[\w-]+\s+)*(?:--\s+)?(?:/|/\*|~|~/|~/\*|\$HOME/?)(?=$|[\s;&|)])", "recursive delete of / or the home directory"),
+    (r"\bmkfs(?:\.\w+)?\b", "formatting a filesystem (mkfs)"),
+    (r"\bdd\b[^;&|\n]*\bif=", "raw device copy (dd if=)"),
+    (r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:", "fork bomb"),
+    (r">\s*/dev/(?:sd|nvme|hd|xvd|vd)\w*", "writing to a raw disk device"),
+    (r"\b(?:shutdown|reboot|poweroff|halt)\b", "shutting down the machine"),
+    (r"\bchmod\s+(?:-\S+\s+)*[0-7]{3,4}\s+/(?=$|\s)", "changing permissions of /"),
+)
+
+# Commands whose path arguments are all write targets, and those whose last one is.
+_WRITES_ALL_ARGS = {"rm", "rmdir", "touch", "mkdir", "truncate", "chmod", "chown", "shred", "unlink"}
+_WRITES_LAST_ARG = {"cp", "mv", "ln", "install", "rsync"}
+_REDIRECT = re.compile(r"(?:^|[^<>&\d])\d*(?:&)?>{1,2}\|?\s*([^\s;&|<>()]+)")
+_FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+
+
+def _within(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+@dataclass(frozen=True)
+class BashPolicy:
+    """What a tool call may do. ``work_dir`` is where writes are allowed (plus ``extra_write_roots``)."""
+
+    work_dir: Path
+    patterns: tuple[tuple[str, str], ...] = DEFAULT_BLOCKED_PATTERNS
+    extra_write_roots: tuple[Path, ...] = (Path("/tmp"), Path("/dev/null"))
+    _compiled: tuple[tuple[re.Pattern[str], str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_compiled", tuple((re.compile(p), r) for p, r in self.patterns))
+
+    def _resolve(self, raw: str, base: Path | None = None) -> Path:
+        expanded = os.path.expanduser(os.path.expandvars(raw.strip("'\"")))
+        joined = expanded if os.path.isabs(expanded) else os.path.join(base or self.work_dir, expanded)
+        return Path(os.path.normpath(joined))
+
+    def _outside(self, raw: str, base: Path | None = None) -> bool:
+        roots = (Path(os.path.normpath(self.work_dir)), *self.extra_write_roots)
+        return not _within(self._resolve(raw, base), roots)
+
+    def _write_targets(self, command: str) -> list[tuple[str, Path]]:
+        """(target as written, directory it is relative to); ``cd`` moves the base along."""
+        base = Path(self.work_dir)
+        targets: list[tuple[str, Path]] = []
+        for segment in re.split(r"&&|\|\||[;|\n]", command):
+            targets.extend((m.group(1), base) for m in _REDIRECT.finditer(segment))
+            try:
+                words = shlex.split(segment)
+            except ValueError:
+                words = segment.split()
+            while words and "=" in words[0] and not words[0].startswith("-"):
+                words = words[1:]  # leading VAR=value assignments
+            if words and words[0] == "sudo":
+                words = words[1:]
+            if not words:
+                continue
+            name, args = os.path.basename(words[0]), [w for w in words[1:] if not w.startswith("-")]
+            found: list[str] = []
+            if name == "cd":
+                base = self._resolve(args[0] if args else "~", base)
+            elif name in _WRITES_ALL_ARGS or name == "tee":
+                found = args
+            elif name in _WRITES_LAST_ARG and len(args) >= 2:
+                found = args[-1:]
+            elif name == "sed" and any(w.startswith("-i") for w in words[1:]) and len(args) >= 2:
+                found = args[1:]
+            targets.extend((t, base) for t in found)
+        return targets
+
+    def check_bash(self, command: str) -> str | None:
+        """The reason to refuse ``command``, or None if it may run."""
+        for pattern, reason in self._compiled:
+            if pattern.search(command):
+                return f"blocked dangerous command: {reason}"
+        for target, base in self._write_targets(command):
+            if self._outside(target, base):
+                return f"blocked write outside the working directory: {target}"
+        return None
+
+    def check_tool(self, tool_name: str, tool_input: dict[str, Any]) -> str | None:
+        if tool_name == "Bash":
+            return self.check_bash(str(tool_input.get("command", "")))
+        key = _FILE_TOOLS.get(tool_name)
+        if key and tool_input.get(key) and self._outside(str(tool_input[key])):
+            return f"blocked {tool_name} outside the working directory: {tool_input[key]}"
+        return None
+
+
+def _deny(reason: str) -> dict[str, Any]:
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def _tool_failed(response: Any) -> str | None:
+    """A failure message if the tool's response says it failed (shapes vary per tool)."""
+    if isinstance(response, dict):
+        if response.get("is_error") or response.get("isError"):
+            return str(response.get("error") or response.get("content") or "tool reported an error")[:500]
+        if response.get("interrupted"):
+            return "interrupted"
+        code = response.get("exit_code", response.get("exitCode"))
+        if isinstance(code, int) and code != 0:
+            return f"exit code {code}: {str(response.get('stderr', ''))[:500]}"
+    return None
+
+
+@dataclass
+class CallHooks:
+    """The hooks of one agent call; ``failures`` is shared across calls (circuit-breaker data)."""
+
+    agent_type: str
+    effect_id: str
+    policy: BashPolicy
+    failures: Counter[str] = field(default_factory=Counter)
+    started: float = field(default_factory=time.monotonic)
+    denied: list[str] = field(default_factory=list)
+
+    async def pre_tool_use(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        data = dict(hook_input or {})
+        reason = self.policy.check_tool(str(data.get("tool_name", "")), dict(data.get("tool_input") or {}))
+        if reason is None:
+            return {}  # no opinion: the permission mode decides
+        self.denied.append(reason)
+        log.warning("tool_use_denied", agent_type=self.agent_type, effect_id=self.effect_id,
+                    tool=data.get("tool_name"), reason=reason, tool_use_id=tool_use_id)
+        return _deny(reason)
+
+    async def post_tool_use(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        data = dict(hook_input or {})
+        failure = _tool_failed(data.get("tool_response"))
+        self._record(data, failure)
+        return {}
+
+    async def post_tool_use_failure(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        data = dict(hook_input or {})
+        self._record(data, str(data.get("error") or "tool failed")[:500])
+        return {}
+
+    def _record(self, data: dict[str, Any], failure: str | None) -> None:
+        elapsed = round(time.monotonic() - self.started, 3)
+        fields = dict(agent_type=self.agent_type, effect_id=self.effect_id, tool=data.get("tool_name"),
+                      session_id=data.get("session_id"), elapsed_s=elapsed, ok=failure is None)
+        if failure is None:
+            self.failures[self.agent_type] = 0
+            log.info("tool_used", **fields)
+        else:
+            self.failures[self.agent_type] += 1
+            log.warning("tool_failed", error=failure, consecutive_failures=self.failures[self.agent_type], **fields)
+
+    def sdk_hooks(self) -> dict[str, list[Any]]:
+        """The ``ClaudeAgentOptions.hooks`` value (imports the SDK lazily: engine-only)."""
+        from claude_agent_sdk import HookMatcher
+
+        return {
+            # matcher None: every tool, so Write/Edit outside the working dir are caught too.
+            "PreToolUse": [HookMatcher(matcher=None, hooks=[self.pre_tool_use])],
+            "PostToolUse": [HookMatcher(matcher=None, hooks=[self.post_tool_use])],
+            "PostToolUseFailure": [HookMatcher(matcher=None, hooks=[self.post_tool_use_failure])],
+        }

@@ -1,0 +1,91 @@
+"""Which agent-call failures are worth retrying, and the backoff between tries (REQ-OR-052).
+
+Transient: rate limits, overload and server errors from the API, and a CLI connection that
+dropped. Everything else (bad request, authentication, budget exhausted, malformed output, a CLI
+that crashed for its own reasons) fails at once: trying again would cost money for nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+import anyio
+
+#: Seconds to wait before the 2nd, 3rd and 4th try.
+DEFAULT_BACKOFF: tuple[float, ...] = (1.0, 2.0, 4.0)
+TRANSIENT_HTTP = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+_TRANSIENT_TEXT = re.compile(
+    r"rate[ _-]?limit|overloaded|too many requests|\b(?:429|529|503|502)\b|server[ _]error|"
+    r"temporarily unavailable|connection (?:reset|refused|closed|error)|econnreset|etimedout|socket hang up",
+    re.IGNORECASE,
+)
+
+Sleep = Callable[[float], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One try's failure: what to report and whether another try may help."""
+
+    message: str
+    transient: bool
+    cost_usd: float | None = None
+
+
+def transient_text(text: str) -> bool:
+    return bool(_TRANSIENT_TEXT.search(text or ""))
+
+
+def classify_exception(exc: BaseException) -> Failure:
+    """Map an SDK exception to a ``Failure`` (imports the SDK lazily: engine-only)."""
+    from claude_agent_sdk import (
+        CLIConnectionError,
+        CLIJSONDecodeError,
+        CLINotFoundError,
+        ClaudeSDKError,
+        ProcessError,
+    )
+    from claude_agent_sdk._errors import MessageParseError, ResultError
+
+    name = type(exc).__name__
+    if isinstance(exc, CLINotFoundError):
+        return Failure(f"Claude CLI not found: {exc}", transient=False)
+    if isinstance(exc, ResultError):
+        status = exc.api_error_status
+        transient = (status in TRANSIENT_HTTP) or transient_text(str(exc))
+        cost = exc.data.get("total_cost_usd") if isinstance(exc.data, dict) else None
+        return Failure(f"{name}: {exc}", transient=transient, cost_usd=cost if isinstance(cost, (int, float)) else None)
+    if isinstance(exc, ProcessError):
+        return Failure(f"CLI exited with an error: {exc}", transient=transient_text(str(exc)))
+    if isinstance(exc, (CLIJSONDecodeError, MessageParseError)):
+        return Failure(f"malformed output from the CLI: {exc}", transient=False)
+    if isinstance(exc, CLIConnectionError):
+        return Failure(f"lost the connection to the CLI: {exc}", transient=True)
+    if isinstance(exc, ClaudeSDKError):
+        return Failure(f"{name}: {exc}", transient=transient_text(str(exc)))
+    # The SDK reports control-protocol trouble (e.g. an initialize timeout) as bare Exception.
+    return Failure(f"{name}: {exc}", transient=transient_text(str(exc)) or "timeout" in str(exc).lower())
+
+
+def classify_error_result(data: dict[str, Any]) -> Failure:
+    """A ``result`` message with ``is_error``: why the run ended and whether to retry."""
+    subtype = str(data.get("subtype") or "")
+    errors = data.get("errors") or []
+    text = "; ".join(str(e) for e in errors if e) or str(data.get("result") or "") or subtype or "unknown error"
+    status = data.get("api_error_status")
+    cost = data.get("total_cost_usd")
+    cost = float(cost) if isinstance(cost, (int, float)) else None
+    if subtype == "error_max_budget_usd":
+        return Failure(f"budget exhausted (max_budget_usd reached): {text}", transient=False, cost_usd=cost)
+    if subtype == "error_max_turns":
+        return Failure(f"the agent ran out of turns: {text}", transient=False, cost_usd=cost)
+    transient = (isinstance(status, int) and status in TRANSIENT_HTTP) or transient_text(text)
+    label = f"API error (HTTP {status})" if status else f"error result ({subtype or 'unknown'})"
+    return Failure(f"{label}: {text}", transient=transient, cost_usd=cost)
+
+
+async def no_sleep(seconds: float) -> None:
+    """For tests: back off without waiting (still yields to the event loop)."""
+    await anyio.sleep(0)

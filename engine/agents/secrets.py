@@ -1,0 +1,84 @@
+"""Which SDK credentials are present, and keeping every secret out of recorded results.
+
+Only *names* of credential variables are ever reported; values are collected solely so they
+can be replaced by ``[REDACTED]`` in anything a backend returns (text, usage, error strings),
+because results are appended to a log that is meant to be shared and audited.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping
+
+#: Variables that authenticate the Claude CLI directly.
+CREDENTIAL_VARS: tuple[str, ...] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+#: Flags that route the CLI through a cloud provider that brings its own credentials.
+PROVIDER_FLAGS: tuple[str, ...] = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+
+REDACTED = "[REDACTED]"
+
+# Names whose values we treat as secret even if we do not know the variable.
+_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY)", re.IGNORECASE)
+# Shapes of secrets that might appear without coming from our environment (echoed by a tool).
+_SECRET_SHAPES = (
+    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{16,}"),
+    re.compile(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._\-]{8,}"),
+)
+_MIN_SECRET_LEN = 8  # shorter values ("1", "true") would redact ordinary words
+
+
+def _truthy(value: str | None) -> bool:
+    return bool(value) and value.strip().lower() not in {"0", "false", "no", "off", ""}
+
+
+def detect_credentials(env: Mapping[str, str]) -> str | None:
+    """Name the credential the CLI would use, or None. Never returns a value."""
+    for name in CREDENTIAL_VARS:
+        if (env.get(name) or "").strip():
+            return name
+    for flag in PROVIDER_FLAGS:
+        if _truthy(env.get(flag)):
+            return flag
+    return None
+
+
+def credential_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The credential-related variables to hand to the CLI subprocess explicitly."""
+    names = (*CREDENTIAL_VARS, *PROVIDER_FLAGS)
+    return {name: env[name] for name in names if env.get(name)}
+
+
+def secret_values(env: Mapping[str, str]) -> list[str]:
+    values = {v for k, v in env.items() if _SECRET_NAME.search(k) and v and len(v) >= _MIN_SECRET_LEN}
+    return sorted(values, key=len, reverse=True)  # longest first: no partial leftovers
+
+
+class Redactor:
+    """Replaces known secret values and secret-shaped strings with ``[REDACTED]``."""
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        self._values = [v for v in dict.fromkeys(values) if v and len(v) >= _MIN_SECRET_LEN]
+        self._values.sort(key=len, reverse=True)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> "Redactor":
+        return cls(secret_values(env))
+
+    def text(self, value: str) -> str:
+        for secret in self._values:
+            if secret in value:
+                value = value.replace(secret, REDACTED)
+        for shape in _SECRET_SHAPES:
+            value = shape.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, value)
+        return value
+
+    def value(self, value: Any) -> Any:
+        """Redact recursively inside dicts and lists (keys too: they can carry data)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {self.text(str(k)): self.value(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.value(v) for v in value]
+        return value
