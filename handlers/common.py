@@ -1,0 +1,61 @@
+"""Small helpers every phase uses: asking an agent, reading the run's task, naming things."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from events.core import AgentCallCompleted, AgentCallFailed, Note
+from events.domain import AgentType, MetricDirection, SolutionScript, TaskDescription
+from handlers.prompts import build_request, extract_code_block
+from handlers.runtime import Workflow
+
+AgentReply = AgentCallCompleted | AgentCallFailed
+
+
+def task_of(wf: Workflow) -> TaskDescription:
+    return wf.start.task
+
+
+def direction_of(wf: Workflow) -> MetricDirection:
+    return wf.start.task.metric_direction
+
+
+async def ask(wf: Workflow, agent_type: AgentType | str, variables: Mapping[str, Any], *, name: str,
+              variant: str | None = None, session_key: str | None = None) -> AgentReply:
+    """Render the role's prompt in the handler (so the log holds it) and await the answer."""
+    request = build_request(agent_type, variables, effect_id=wf.effect_id(name), variant=variant,
+                            session_key=session_key)
+    return await wf.agent(request)
+
+
+def code_of(reply: AgentReply) -> str | None:
+    """The code an agent answered with (longest fenced block, REQ-SF-005), or None."""
+    if not isinstance(reply, AgentCallCompleted):
+        return None
+    code = reply.code if reply.code else extract_code_block(reply.text or "")
+    code = (code or "").strip("\n")
+    return code if code.strip() else None
+
+
+def looks_like_code(text: str) -> bool:
+    """Whether extracted text is plausibly Python rather than prose (digest 03 §7.7)."""
+    if not text.strip():
+        return False
+    try:
+        compile(text, "<agent>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def warn(wf: Workflow, message: str, **data: Any) -> None:
+    wf.record(Note(level="warning", message=message, data=data))
+
+
+def info(wf: Workflow, message: str, **data: Any) -> None:
+    wf.record(Note(level="info", message=message, data=data))
+
+
+def with_score(solution: SolutionScript, score: float | None, *, executable: bool) -> SolutionScript:
+    """A copy of ``solution`` carrying its evaluation (scripts are never mutated in place)."""
+    return solution.model_copy(update={"score": score, "is_executable": executable})

@@ -1,0 +1,126 @@
+"""The evaluation sub-flow every phase reuses (REQ-EX-021 with REQ-SF-006/008/020/022).
+
+    leakage check and fix → evaluate → while error and attempts left:
+        debugger on the latest failing version with its traceback → leakage check → evaluate
+    → fall back to the last executable version if still failing
+    → one SolutionEvaluated decision carrying the final solution and its score
+
+Every version is recorded as a solution naming its parent, so a debugged or corrected
+script's lineage is a query over the log. Debugged versions pass the leakage check again
+before they run: "every evaluated script passed the leakage check first" holds without
+exception (digest 03 §7.9 left that gap open).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from events.core import SolutionEvaluated, SubmissionInfo
+from events.domain import EvaluationResult, SolutionScript
+from handlers.common import info, warn, with_score
+from handlers.runtime import Workflow
+from handlers.safety import check_and_fix_leakage, debug_once
+
+STDERR_TAIL = 2000
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    solution: SolutionScript          # the version kept, with score and is_executable set
+    solution_id: str
+    result: EvaluationResult          # the evaluation of the last version that ran
+    submission: SubmissionInfo | None = None
+    fell_back: bool = False
+    debug_attempts: int = 0
+    versions: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float | None:
+        return self.solution.score
+
+    @property
+    def ok(self) -> bool:
+        return self.solution.is_executable and self.solution.score is not None
+
+
+def bug_text(result: EvaluationResult, timeout_s: float) -> str:
+    """What the debugger is shown: the traceback, or a synthetic text for timeouts and kills
+    (which leave none; digest 03 §7.4)."""
+    if result.error_traceback:
+        return result.error_traceback
+    tail = (result.stderr or "")[-STDERR_TAIL:]
+    if result.exit_code in (-9, -15, 124, 137, 143) or "timed out" in tail.lower():
+        return f"The script timed out after {timeout_s:.0f} s or was killed (exit code {result.exit_code}).\n{tail}"
+    return f"The script failed with exit code {result.exit_code} and no Python traceback.\n{tail}"
+
+
+def _record(wf: Workflow, solution: SolutionScript, *, origin: str, parents: Sequence[str],
+            detail: dict[str, Any] | None = None) -> str:
+    return wf.record_solution(solution.content, phase=solution.phase, origin=origin, parents=list(parents),
+                              source_model=solution.source_model, detail=detail or {})
+
+
+async def evaluate_with_retry(
+    wf: Workflow,
+    solution: SolutionScript,
+    *,
+    name: str,
+    purpose: str,
+    timeout_s: float,
+    origin: str,
+    parents: Sequence[str] = (),
+    detail: dict[str, Any] | None = None,
+    check_leakage: bool = True,
+    expect_submission: bool = False,
+    fallback: SolutionScript | None = None,
+    max_debug_attempts: int | None = None,
+) -> Evaluated:
+    """Evaluate ``solution`` safely; never raises for a failing script."""
+    attempts_allowed = wf.config.max_debug_attempts if max_debug_attempts is None else max_debug_attempts
+    requested_id = _record(wf, solution, origin=origin, parents=parents, detail=detail)
+    current, current_id = solution, requested_id
+    versions = [requested_id]
+
+    async def checked(script: SolutionScript, script_id: str, label: str) -> tuple[SolutionScript, str]:
+        if not check_leakage:
+            return script, script_id
+        fixed = await check_and_fix_leakage(wf, script, name=label)
+        if fixed.content == script.content:
+            return script, script_id
+        fixed_id = _record(wf, fixed, origin="leakage_fix", parents=[script_id])
+        versions.append(fixed_id)
+        return fixed, fixed_id
+
+    current, current_id = await checked(current, current_id, name)
+    eval_ids: list[str] = []
+    done = await wf.evaluate(current_id, name=f"{name}/eval", purpose=purpose, timeout_s=timeout_s,
+                             expect_submission=expect_submission)
+    eval_ids.append(done.effect_id)
+    attempts = 0
+    while done.result.is_error and attempts < attempts_allowed:
+        attempts += 1
+        fixed = await debug_once(wf, current, bug_text(done.result, timeout_s), name=f"{name}/debug-{attempts}")
+        if fixed is None:
+            break
+        fixed_id = _record(wf, fixed, origin="debug", parents=[current_id], detail={"attempt": attempts})
+        versions.append(fixed_id)
+        current, current_id = await checked(fixed, fixed_id, f"{name}/debug-{attempts}")
+        done = await wf.evaluate(current_id, name=f"{name}/eval-{attempts}", purpose=purpose,
+                                 timeout_s=timeout_s, expect_submission=expect_submission)
+        eval_ids.append(done.effect_id)
+        info(wf, "debug attempt evaluated", attempt=attempts, ok=not done.result.is_error)
+
+    result = done.result
+    if result.is_error and fallback is not None and fallback.is_executable and fallback.score is not None:
+        warn(wf, "still failing after debugging; falling back to the last executable version (REQ-SF-008)",
+             attempts=attempts)
+        kept_id = _record(wf, fallback, origin="fallback", parents=[])
+        kept, fell_back = fallback, True
+    else:
+        kept_id, fell_back = current_id, False
+        kept = with_score(current, None if result.is_error else result.score, executable=not result.is_error)
+    wf.record(SolutionEvaluated(solution_id=kept_id, requested_solution_id=requested_id, score=kept.score,
+                                is_executable=kept.is_executable, purpose=purpose, eval_ids=eval_ids))
+    return Evaluated(solution=kept, solution_id=kept_id, result=result, submission=done.submission,
+                     fell_back=fell_back, debug_attempts=attempts, versions=versions)

@@ -1,0 +1,121 @@
+"""Drive a strategy's workflow in memory, answering its effects with test functions.
+
+No engine, no store, no subprocess: the pure handlers alone, fed results in FIFO order or in
+a seeded random order (to prove decisions do not depend on how effects interleave). This is
+the test double at the true boundary for handler tests: agents and evaluations answer from
+scripts; everything else is the real code.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from events.base import Event, NewEvent
+from events.core import (
+    AgentCallCompleted,
+    AgentCallFailed,
+    AgentCallRequested,
+    EffectCancelled,
+    EvaluationCompleted,
+    EvaluationRequested,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    SolutionRecorded,
+    TimerFired,
+    TimerRequested,
+)
+from events.domain import DataModality, EvaluationResult, MetricDirection, PipelineConfig, TaskDescription, TaskType
+from handlers.runtime import Runtime
+
+AgentFn = Callable[[AgentCallRequested], AgentCallCompleted | AgentCallFailed | str]
+EvalFn = Callable[[EvaluationRequested, str], EvaluationResult | EvaluationCompleted]
+
+
+def make_task(direction: str = "maximize", metric: str = "accuracy") -> TaskDescription:
+    return TaskDescription(competition_id="sim-task", task_type=TaskType.classification,
+                           data_modality=DataModality.tabular, evaluation_metric=metric,
+                           metric_direction=MetricDirection(direction), description="Predict the label.")
+
+
+def ok_result(score: float | None, stdout: str = "") -> EvaluationResult:
+    out = stdout or ("" if score is None else f"Final Validation Performance: {score}\n")
+    return EvaluationResult(score=score, stdout=out, stderr="", exit_code=0, duration_seconds=0.1, is_error=False)
+
+
+def error_result(traceback: str = "Traceback (most recent call last):\n  File \"x.py\"\nValueError: boom") -> EvaluationResult:
+    return EvaluationResult(score=None, stdout="", stderr=traceback, exit_code=1, duration_seconds=0.1,
+                            is_error=True, error_traceback=traceback)
+
+
+@dataclass
+class SimRun:
+    events: list[tuple[str, Event]] = field(default_factory=list)  # (scope, event) inputs and decisions
+    solutions: dict[str, str] = field(default_factory=dict)
+    completed: RunCompleted | None = None
+    failed: RunFailed | None = None
+
+    def of(self, cls: type) -> list[Any]:
+        return [e for _, e in self.events if isinstance(e, cls)]
+
+    def agent_requests(self, agent_type: str | None = None) -> list[AgentCallRequested]:
+        return [e for e in self.of(AgentCallRequested) if agent_type is None or e.agent_type == agent_type]
+
+    def decisions(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(e.type_name, e.payload()) for _, e in self.events if e.kind == "decision"]
+
+
+def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None = None,
+             task: TaskDescription | None = None, seed: int = 0, order_seed: int | None = None,
+             seconds_per_result: float = 1.0, max_steps: int = 100_000) -> SimRun:
+    rt = Runtime(main)
+    run = SimRun()
+    start = RunStarted(strategy="sim", backend="sim", seed=seed, config=(config or PipelineConfig()).model_dump(mode="json"),
+                       task=task or make_task(), task_dir="/nonexistent", run_dir="/nonexistent")
+    pending: list[Any] = []
+    rng = random.Random(order_seed)
+    now = 0.0
+
+    def take(decisions: list[NewEvent]) -> None:
+        for d in decisions:
+            ev = d.event
+            run.events.append((d.scope, ev))
+            if isinstance(ev, (AgentCallRequested, EvaluationRequested, TimerRequested)):
+                pending.append(ev)
+            elif isinstance(ev, EffectCancelled):
+                pending[:] = [p for p in pending if p.effect_id != ev.effect_id]
+            elif isinstance(ev, SolutionRecorded):
+                run.solutions[ev.solution_id] = ev.content
+            elif isinstance(ev, RunCompleted):
+                run.completed = ev
+            elif isinstance(ev, RunFailed):
+                run.failed = ev
+
+    run.events.append(("run", start))
+    take(rt.feed(start))
+    steps = 0
+    while pending and run.completed is None and run.failed is None:
+        steps += 1
+        if steps > max_steps:
+            raise RuntimeError("simulation did not finish")
+        index = 0 if order_seed is None else rng.randrange(len(pending))
+        req = pending.pop(index)
+        now += seconds_per_result
+        if isinstance(req, AgentCallRequested):
+            answer = agent(req)
+            if isinstance(answer, str):
+                answer = AgentCallCompleted(effect_id=req.effect_id, text=answer)
+            result: Event = answer.model_copy(update={"effect_id": req.effect_id, "elapsed_s": now})
+        elif isinstance(req, EvaluationRequested):
+            out = evaluate(req, run.solutions[req.solution_id])
+            if isinstance(out, EvaluationResult):
+                out = EvaluationCompleted(effect_id=req.effect_id, result=out)
+            result = out.model_copy(update={"effect_id": req.effect_id, "elapsed_s": now})
+        else:
+            now = max(now, req.at_elapsed_s)
+            result = TimerFired(effect_id=req.effect_id, elapsed_s=now)
+        run.events.append(("input", result))
+        take(rt.feed(result))
+    return run
