@@ -81,7 +81,8 @@ class TaskMeta(BaseModel):
 
     def overlay(self, other: "TaskMeta") -> "TaskMeta":
         """``other``'s explicitly set fields win; used to let task.yaml override task.json."""
-        return self.model_copy(update=other.model_dump(exclude_unset=True))
+        merged = {**self.model_dump(exclude_unset=True), **other.model_dump(exclude_unset=True)}
+        return TaskMeta.model_validate(merged)  # re-validated, so nested models stay models
 
 
 @dataclass(frozen=True)
