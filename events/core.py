@@ -28,6 +28,7 @@ class RunStarted(Event):
     run_dir: str
     deterministic_order: bool = True
     elapsed_s: float = 0.0
+    params: dict[str, Any] = {}  # strategy-specific inputs (e.g. a Phase-2-only run's start solution)
 
 
 @register

@@ -29,11 +29,12 @@ from events.core import (
     RunCompleted,
     RunFailed,
     RunStarted,
+    SolutionEvaluated,
     SolutionRecorded,
     TimerFired,
     TimerRequested,
 )
-from events.domain import PipelineConfig, PipelineError
+from events.domain import PipelineConfig, PipelineError, SolutionScript
 
 T = TypeVar("T")
 
@@ -92,7 +93,8 @@ class Runtime:
         self._effects: dict[str, _Future] = {}
         self._effect_owner: dict[str, Task] = {}
         self._used_ids: dict[str, int] = {}
-        self._solutions: set[str] = set()  # membership only; never iterated
+        self._solutions: dict[str, SolutionRecorded] = {}
+        self.best: tuple[float, str] | None = None  # (score, solution_id) over SolutionEvaluated
         self._out: list[NewEvent] = []
         self._current: Task | None = None
         self.start: RunStarted | None = None
@@ -280,6 +282,30 @@ class Workflow:
 
     def record(self, event: Event) -> None:
         self._rt._emit(event, self.scope)
+        if isinstance(event, SolutionEvaluated) and event.purpose != "ablation":
+            self._track_best(event)
+
+    def _track_best(self, event: SolutionEvaluated) -> None:
+        score = event.score
+        if score is None or score != score or not event.is_executable:
+            return
+        best = self._rt.best
+        maximize = self.start.task.metric_direction.value == "maximize"
+        if best is None or (score >= best[0] if maximize else score <= best[0]):
+            self._rt.best = (score, event.solution_id)
+
+    def best_so_far(self) -> tuple[SolutionScript, float] | None:
+        """The best evaluated solution of the run so far (later ties win), for fallbacks."""
+        if self._rt.best is None:
+            return None
+        score, sid = self._rt.best
+        rec = self._rt._solutions[sid]
+        return SolutionScript(content=rec.content, phase=rec.phase, score=score,
+                              source_model=rec.source_model), score
+
+    def solution(self, solution_id: str) -> SolutionScript:
+        rec = self._rt._solutions[solution_id]
+        return SolutionScript(content=rec.content, phase=rec.phase, source_model=rec.source_model)
 
     def record_solution(self, content: str, **fields: Any) -> str:
         """Record a script once (content-addressed) and return its id."""
@@ -287,8 +313,9 @@ class Workflow:
 
         sid = solution_id_of(content)
         if sid not in self._rt._solutions:
-            self._rt._solutions.add(sid)
-            self.record(SolutionRecorded(solution_id=sid, content=content, **fields))
+            rec = SolutionRecorded(solution_id=sid, content=content, **fields)
+            self._rt._solutions[sid] = rec
+            self.record(rec)
         return sid
 
     def complete(self, *, submission_path: str, best_score: float | None, result: dict[str, Any]) -> None:
