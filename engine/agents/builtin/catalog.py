@@ -1,0 +1,272 @@
+"""The model families the builtin agent knows: constructors, defaults, search spaces, snippets.
+
+Everything a role needs to know about "a random forest" lives here, so retrieval, rendering,
+planning and mutation agree on names, default hyper-parameters and which gene (MODEL or
+REGULARIZATION) each hyper-parameter belongs to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Preprocessing a family works best with; a member whose family prefers something else than the
+# solution's DATA gene carries its own override.
+TREE_PREP = {"num_impute": "median", "indicators": False, "scale": "none", "encode": "ordinal"}
+DENSE_PREP = {"num_impute": "median", "indicators": True, "scale": "standard", "encode": "onehot"}
+
+
+@dataclass(frozen=True)
+class Family:
+    key: str
+    title: str
+    clf_class: str | None
+    reg_class: str | None
+    module: str
+    # MODEL-gene hyper-parameters (searched), per task kind.
+    model_params: dict[str, dict[str, Any]]
+    # REGULARIZATION-gene hyper-parameters (searched), per task kind.
+    reg_params: dict[str, dict[str, Any]]
+    # Ordered candidate values per hyper-parameter: the planner moves along these lists.
+    space: dict[str, list[Any]]
+    # Keyword arguments always passed, never searched (rendered as code, not stored in genes).
+    fixed: dict[str, dict[str, str]]
+    prep: dict[str, Any]
+    class_weight: bool
+    keywords: tuple[str, ...]
+    tag: str = ""
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def _both(d: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {"classification": dict(d), "regression": dict(d)}
+
+
+FAMILIES: dict[str, Family] = {
+    f.key: f
+    for f in [
+        Family(
+            key="hist_gradient_boosting",
+            title="Histogram gradient boosting (LightGBM-style GBDT)",
+            clf_class="HistGradientBoostingClassifier",
+            reg_class="HistGradientBoostingRegressor",
+            module="sklearn.ensemble",
+            model_params=_both({"max_iter": 300, "learning_rate": 0.06, "max_leaf_nodes": 31}),
+            reg_params=_both({"l2_regularization": 0.0, "min_samples_leaf": 20}),
+            space={
+                "max_iter": [100, 200, 300, 500, 800],
+                "learning_rate": [0.02, 0.04, 0.06, 0.1, 0.15],
+                "max_leaf_nodes": [15, 31, 63, 127],
+                "l2_regularization": [0.0, 0.1, 1.0, 5.0],
+                "min_samples_leaf": [5, 10, 20, 40, 80],
+            },
+            fixed=_both({"early_stopping": "False", "random_state": "SEED"}),
+            prep=TREE_PREP,
+            class_weight=True,
+            keywords=("histgradient", "hist gradient", "lightgbm", "lgbm", "xgboost", "xgb", "catboost", "gbdt", "histogram"),
+            tag="HistGBM",
+        ),
+        Family(
+            key="random_forest",
+            title="Random forest",
+            clf_class="RandomForestClassifier",
+            reg_class="RandomForestRegressor",
+            module="sklearn.ensemble",
+            model_params={
+                "classification": {"n_estimators": 300, "max_features": "sqrt"},
+                "regression": {"n_estimators": 300, "max_features": 0.5},
+            },
+            reg_params=_both({"min_samples_leaf": 1, "max_depth": None}),
+            space={
+                "n_estimators": [100, 200, 300, 500, 800],
+                "max_features": ["sqrt", 0.3, 0.5, 0.8, 1.0],
+                "min_samples_leaf": [1, 2, 4, 8],
+                "max_depth": [None, 24, 16, 10, 6],
+            },
+            fixed=_both({"n_jobs": "-1", "random_state": "SEED"}),
+            prep=TREE_PREP,
+            class_weight=True,
+            keywords=("random forest", "randomforest", "rf "),
+            tag="RandomForest",
+        ),
+        Family(
+            key="extra_trees",
+            title="Extremely randomized trees",
+            clf_class="ExtraTreesClassifier",
+            reg_class="ExtraTreesRegressor",
+            module="sklearn.ensemble",
+            model_params={
+                "classification": {"n_estimators": 400, "max_features": "sqrt"},
+                "regression": {"n_estimators": 400, "max_features": 0.7},
+            },
+            reg_params=_both({"min_samples_leaf": 1, "max_depth": None}),
+            space={
+                "n_estimators": [100, 200, 400, 600, 900],
+                "max_features": ["sqrt", 0.3, 0.5, 0.7, 1.0],
+                "min_samples_leaf": [1, 2, 4, 8],
+                "max_depth": [None, 24, 16, 10],
+            },
+            fixed=_both({"n_jobs": "-1", "random_state": "SEED"}),
+            prep=TREE_PREP,
+            class_weight=True,
+            keywords=("extra tree", "extratree", "extremely randomized"),
+            tag="ExtraTrees",
+        ),
+        Family(
+            key="gradient_boosting",
+            title="Gradient boosting (scikit-learn GBM)",
+            clf_class="GradientBoostingClassifier",
+            reg_class="GradientBoostingRegressor",
+            module="sklearn.ensemble",
+            model_params=_both({"n_estimators": 200, "learning_rate": 0.05, "max_depth": 3}),
+            reg_params=_both({"subsample": 0.9, "min_samples_leaf": 5}),
+            space={
+                "n_estimators": [100, 200, 300, 500],
+                "learning_rate": [0.02, 0.05, 0.1, 0.2],
+                "max_depth": [2, 3, 4, 5, 6],
+                "subsample": [0.6, 0.8, 0.9, 1.0],
+                "min_samples_leaf": [1, 3, 5, 10, 20],
+            },
+            fixed=_both({"random_state": "SEED"}),
+            prep=TREE_PREP,
+            class_weight=False,
+            keywords=("gradient boosting", "gradientboosting", "gbm", "boosted trees"),
+            tag="GBM",
+        ),
+        Family(
+            key="linear",
+            title="Regularised linear model (logistic / ridge regression)",
+            clf_class="LogisticRegression",
+            reg_class="Ridge",
+            module="sklearn.linear_model",
+            model_params={"classification": {"max_iter": 2000}, "regression": {}},
+            reg_params={"classification": {"C": 1.0}, "regression": {"alpha": 1.0}},
+            space={
+                "max_iter": [1000, 2000],
+                "C": [0.01, 0.1, 0.3, 1.0, 3.0, 10.0],
+                "alpha": [0.01, 0.1, 1.0, 3.0, 10.0, 30.0],
+            },
+            fixed={"classification": {"random_state": "SEED"}, "regression": {}},
+            prep=DENSE_PREP,
+            class_weight=True,
+            keywords=("logistic", "ridge", "linear", "lasso", "elastic"),
+            tag="Linear",
+        ),
+        Family(
+            key="knn",
+            title="k-nearest neighbours",
+            clf_class="KNeighborsClassifier",
+            reg_class="KNeighborsRegressor",
+            module="sklearn.neighbors",
+            model_params=_both({"n_neighbors": 15, "weights": "distance"}),
+            reg_params=_both({}),
+            space={"n_neighbors": [5, 10, 15, 25, 40, 60], "weights": ["distance", "uniform"]},
+            fixed=_both({}),
+            prep=DENSE_PREP,
+            class_weight=False,
+            keywords=("knn", "nearest neighbo", "k-nn"),
+            tag="kNN",
+        ),
+        Family(
+            key="svm",
+            title="Support vector machine (RBF kernel)",
+            clf_class="SVC",
+            reg_class="SVR",
+            module="sklearn.svm",
+            model_params={"classification": {"gamma": "scale"}, "regression": {"gamma": "scale", "epsilon": 0.1}},
+            reg_params=_both({"C": 1.0}),
+            space={
+                "gamma": ["scale", "auto"],
+                "epsilon": [0.01, 0.05, 0.1, 0.2],
+                "C": [0.1, 0.3, 1.0, 3.0, 10.0, 30.0],
+            },
+            fixed={"classification": {"probability": "True", "random_state": "SEED"}, "regression": {}},
+            prep=DENSE_PREP,
+            class_weight=True,
+            keywords=("svm", "svc", "svr", "support vector"),
+            tag="SVM",
+        ),
+        Family(
+            key="mlp",
+            title="Multi-layer perceptron",
+            clf_class="MLPClassifier",
+            reg_class="MLPRegressor",
+            module="sklearn.neural_network",
+            model_params=_both({"hidden_layer_sizes": [64, 32], "learning_rate_init": 0.001, "max_iter": 300}),
+            reg_params=_both({"alpha": 0.0001}),
+            space={
+                "hidden_layer_sizes": [[32], [64, 32], [128, 64], [256, 128]],
+                "learning_rate_init": [0.0003, 0.001, 0.003],
+                "max_iter": [200, 300, 500],
+                "alpha": [0.00001, 0.0001, 0.001, 0.01, 0.1],
+            },
+            fixed=_both({"early_stopping": "True", "random_state": "SEED"}),
+            prep=DENSE_PREP,
+            class_weight=False,
+            keywords=("mlp", "perceptron", "neural", "deep", "pytorch", "tabnet", "realmlp", "resnet"),
+            tag="MLP",
+        ),
+    ]
+}
+
+# Best-first order per task kind: what a sensible engineer would try first on tabular data.
+PREFERENCE = {
+    "classification": ["hist_gradient_boosting", "random_forest", "extra_trees", "linear",
+                       "gradient_boosting", "svm", "knn", "mlp"],
+    "regression": ["hist_gradient_boosting", "random_forest", "extra_trees", "gradient_boosting",
+                   "linear", "svm", "knn", "mlp"],
+}
+
+
+def family_for_name(text: str) -> Family | None:
+    """Map a free-form model name (ours or another retriever's) onto a family, or None."""
+    low = f" {text.lower()} "
+    for key in FAMILIES:
+        if key in low or key.replace("_", " ") in low:
+            return FAMILIES[key]
+    for family in FAMILIES.values():
+        if any(word in low for word in family.keywords):
+            return family
+    if "tree" in low or "forest" in low:
+        return FAMILIES["random_forest"]
+    if "boost" in low:
+        return FAMILIES["hist_gradient_boosting"]
+    return None
+
+
+def estimator_class(family: Family, kind: str) -> str:
+    name = family.clf_class if kind == "classification" else family.reg_class
+    assert name is not None
+    return name
+
+
+def example_code(family: Family, kind: str) -> str:
+    """A short snippet that runs on synthetic data: the retriever's 'example code'."""
+    cls = estimator_class(family, kind)
+    params = {**family.model_params[kind], **family.reg_params[kind]}
+    args = ", ".join(f"{k}={py_literal(k, v)}" for k, v in params.items())
+    fixed = ", ".join(f"{k}={'0' if v == 'SEED' else v}" for k, v in family.fixed[kind].items())
+    args = ", ".join(a for a in (args, fixed) if a)
+    maker = "make_classification" if kind == "classification" else "make_regression"
+    scoring = "roc_auc" if kind == "classification" else "neg_root_mean_squared_error"
+    return (
+        f"from sklearn.datasets import {maker}\n"
+        "from sklearn.model_selection import cross_val_score\n"
+        "from sklearn.pipeline import make_pipeline\n"
+        "from sklearn.preprocessing import StandardScaler\n"
+        f"from {family.module} import {cls}\n\n"
+        f"X, y = {maker}(n_samples=400, n_features=10, random_state=0)\n"
+        f"model = make_pipeline(StandardScaler(), {cls}({args}))\n"
+        f"print(cross_val_score(model, X, y, cv=3, scoring={scoring!r}).mean())\n"
+    )
+
+
+def py_literal(name: str, value: Any) -> str:
+    """Python source for a hyper-parameter value (JSON has no tuples; sklearn wants one here)."""
+    if name == "hidden_layer_sizes" and isinstance(value, list):
+        return repr(tuple(value))
+    return repr(value)
+
+
+def locus_of_param(family: Family, kind: str, param: str) -> str:
+    return "REGULARIZATION" if param in family.reg_params[kind] else "MODEL"

@@ -1,0 +1,119 @@
+"""Building specs and turning them into whole scripts, single sections or ablation studies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.agents.builtin.catalog import FAMILIES, Family
+from engine.agents.builtin.render_data import render_data, render_preamble
+from engine.agents.builtin.render_model import render_loss, render_model, render_reg, render_stub
+from engine.agents.builtin.render_train import render_train
+from engine.agents.builtin.spec import LOCI, clone, join_sections
+
+_SECTION_RENDERERS = {
+    "DATA": render_data,
+    "MODEL": render_model,
+    "LOSS": render_loss,
+    "REGULARIZATION": render_reg,
+    "TRAINING_TRICKS": render_train,
+}
+
+
+def member_for(family: Family, kind: str, name: str | None = None) -> dict[str, Any]:
+    return {"name": name or family.key, "family": family.key,
+            "params": dict(family.model_params[kind]), "prep": None}
+
+
+def new_spec(kind: str, metric: str, seed: int, subsample: int | None, family: Family) -> dict[str, Any]:
+    """A simple single-model solution, with the preprocessing this family likes."""
+    loss = {"class_weight": None} if kind == "classification" else {
+        # Scale-sensitive learners fit better on a standardised target; trees do not care.
+        "target_transform": "standardize" if family.prep.get("scale") != "none" else "none"}
+    return {
+        "kind": kind,
+        "metric": metric,
+        "seed": int(seed),
+        "title": f"{family.title} baseline",
+        "data": {"features": [], "prep": dict(family.prep), "val_size": 0.2,
+                 "subsample": subsample, "extra_train": [], "extra_join": []},
+        "model": {"members": [member_for(family, kind)]},
+        "loss": loss,
+        "reg": {family.key: dict(family.reg_params[kind])},
+        "train": {"combine": "mean", "final_fit": "holdout"},
+    }
+
+
+def render_body(spec: dict[str, Any], locus: str, *, mode: str = "solution") -> str:
+    if locus not in _SECTION_RENDERERS:
+        return render_stub()
+    if locus == "TRAINING_TRICKS":
+        return render_train(spec, mode=mode)
+    return _SECTION_RENDERERS[locus](spec)
+
+
+def render_section(spec: dict[str, Any], locus: str) -> str:
+    """One section as it appears in the script, marker line included, stripped."""
+    return f"# [SECTION: {locus}]\n{render_body(spec, locus)}".strip()
+
+
+def render_solution(spec: dict[str, Any]) -> str:
+    return join_sections(render_preamble(spec), {locus: render_body(spec, locus) for locus in LOCI})
+
+
+def render_ablation(spec: dict[str, Any], variants: list[tuple[str, str, dict[str, Any]]]) -> str:
+    """A script that runs the solution once per variant and prints every variant's score.
+
+    Each variant is the solution's own code (rendered from its spec) wrapped in a function, so
+    the study measures exactly what the solution does; ``variants[0]`` is the unchanged baseline.
+    """
+    lines = [render_preamble(spec).rstrip("\n").replace(
+        "(written by the builtin offline agent)", "- ablation study (builtin offline agent)"), ""]
+    for i, (component, description, variant) in enumerate(variants):
+        lines += ["", f"def run_variant_{i}():", f'    """{component}: {description}"""']
+        for locus in LOCI:
+            body = render_body(variant, locus, mode="ablation")
+            lines += [f"    # [{locus}]"]
+            lines += ["    " + line if line.strip() else "" for line in body.split("\n")]
+        lines += ["    return val_score", ""]
+    lines += ["", "results = []"]
+    for i, (component, description, _) in enumerate(variants):
+        lines += [
+            f"score = run_variant_{i}()",
+            f'results.append(("{component}", score))',
+            f'print(f"ABLATION {component} | {description} | {{METRIC}}={{score:.6f}}")',
+        ]
+    lines += [
+        "baseline = results[0][1]",
+        "changes = [(name, s - baseline) for name, s in results[1:]]",
+        "name, delta = max(changes, key=lambda item: abs(item[1]))",
+        'print(f"Most impactful component: {name} (score change {delta:+.6f} when changed; '
+        '{METRIC} {\'higher\' if GREATER_IS_BETTER else \'lower\'} is better)")',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def approach_tag(spec: dict[str, Any]) -> str:
+    """One line naming the approach, the way the evolution's draft history lists it."""
+    members = spec["model"]["members"]
+    names = " + ".join(FAMILIES[m["family"]].tag for m in members)
+    prep = spec["data"]["prep"]
+    parts = [names if len(members) == 1 else f"{names} ({spec['train'].get('combine', 'mean')} blend)",
+             f"{prep.get('encode')}/{prep.get('scale')}"]
+    if spec["data"].get("features"):
+        parts.append("fe:" + ",".join(spec["data"]["features"]))
+    return " | ".join(parts)
+
+
+def with_families(spec: dict[str, Any], families: list[Family]) -> dict[str, Any]:
+    """The spec with its models replaced by one member per given family (used by draft)."""
+    out = clone(spec)
+    kind = spec["kind"]
+    out["model"]["members"] = []
+    out["reg"] = {}
+    for family in families:
+        member = member_for(family, kind)
+        if family.prep != out["data"]["prep"]:
+            member["prep"] = dict(family.prep)
+        out["model"]["members"].append(member)
+        out["reg"][family.key] = dict(family.reg_params[kind])
+    return out

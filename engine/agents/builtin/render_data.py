@@ -1,0 +1,215 @@
+"""Script templates, part 1: the preamble (imports, task constants, metric) and the DATA gene.
+
+The preamble is identical for every solution of a run (only kind/metric/seed vary by run), so a
+gene merge that keeps the primary parent's preamble never loses an import another gene needs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.agents.builtin.spec import (LOWER_IS_BETTER, SUBSAMPLE_BEGIN, SUBSAMPLE_END, dumps)
+
+# Metric code per canonical metric: the printed number is the metric itself (never negated).
+_METRIC_CODE = {
+    "roc_auc": [
+        "if proba.shape[1] == 2:",
+        "    return metrics.roc_auc_score(y_true, proba[:, 1])",
+        "return metrics.roc_auc_score(y_true, proba, multi_class=\"ovr\", labels=list(range(proba.shape[1])))",
+    ],
+    "accuracy": ["return metrics.accuracy_score(y_true, proba.argmax(axis=1))"],
+    "balanced_accuracy": ["return metrics.balanced_accuracy_score(y_true, proba.argmax(axis=1))"],
+    "logloss": ["return metrics.log_loss(y_true, proba, labels=list(range(proba.shape[1])))"],
+    "f1": [
+        "average = \"binary\" if proba.shape[1] == 2 else \"macro\"",
+        "return metrics.f1_score(y_true, proba.argmax(axis=1), average=average)",
+    ],
+    "mcc": ["return metrics.matthews_corrcoef(y_true, proba.argmax(axis=1))"],
+    "qwk": ["return metrics.cohen_kappa_score(y_true, proba.argmax(axis=1), weights=\"quadratic\")"],
+    "rmse": ["return float(np.sqrt(metrics.mean_squared_error(y_true, pred)))"],
+    "mse": ["return metrics.mean_squared_error(y_true, pred)"],
+    "mae": ["return metrics.mean_absolute_error(y_true, pred)"],
+    "medae": ["return metrics.median_absolute_error(y_true, pred)"],
+    "r2": ["return metrics.r2_score(y_true, pred)"],
+    "rmsle": ["return float(np.sqrt(np.mean((np.log1p(np.clip(pred, 0, None)) - np.log1p(y_true)) ** 2)))"],
+}
+
+_IMPORTS = """\
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+from sklearn import metrics
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
+from sklearn.ensemble import (ExtraTreesClassifier, ExtraTreesRegressor, GradientBoostingClassifier,
+                              GradientBoostingRegressor, HistGradientBoostingClassifier,
+                              HistGradientBoostingRegressor, RandomForestClassifier,
+                              RandomForestRegressor)
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict, train_test_split
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.neural_network import MLPClassifier, MLPRegressor
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import (FunctionTransformer, OneHotEncoder, OrdinalEncoder,
+                                   QuantileTransformer, RobustScaler, StandardScaler)
+from sklearn.svm import SVC, SVR
+"""
+
+
+def render_preamble(spec: dict[str, Any]) -> str:
+    head = {k: spec[k] for k in ("kind", "metric", "seed", "title")}
+    metric = spec["metric"]
+    body = _METRIC_CODE[metric]
+    if spec["kind"] == "classification":
+        prep = [
+            "# Probabilities may not sum to one after blending; the metric needs proper rows.",
+            "proba = np.clip(np.asarray(pred, dtype=float), 1e-15, None)",
+            "proba = proba / proba.sum(axis=1, keepdims=True)",
+        ]
+    else:
+        prep = ["pred = np.asarray(pred, dtype=float)"]
+    lines = [
+        f'"""{spec["title"]} (written by the builtin offline agent)."""',
+        f"# builtin-spec: {dumps(head)}",
+        _IMPORTS,
+        'warnings.filterwarnings("ignore")',
+        f"SEED = {int(spec['seed'])}",
+        "np.random.seed(SEED)",
+        f'TASK_KIND = "{spec["kind"]}"',
+        f'METRIC = "{metric}"',
+        f"GREATER_IS_BETTER = {metric not in LOWER_IS_BETTER}",
+        "",
+        "",
+        "def score_predictions(y_true, pred):",
+        '    """The task metric on encoded targets; pred holds class probabilities or values."""',
+        *("    " + line for line in prep + body),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_subsample_block(limit: int) -> str:
+    return "\n".join([
+        SUBSAMPLE_BEGIN,
+        "# Cap the training rows so every search run stays fast; finalization removes this block.",
+        f"SUBSAMPLE_LIMIT = {int(limit)}",
+        "if len(train_df) > SUBSAMPLE_LIMIT:",
+        "    train_df = train_df.sample(n=SUBSAMPLE_LIMIT, random_state=SEED).reset_index(drop=True)",
+        SUBSAMPLE_END,
+    ])
+
+
+_FEATURE_CODE = {
+    "missing_count": ["out[\"fe_missing_count\"] = df[FEATURES].isna().sum(axis=1)"],
+    "row_stats": [
+        "num = df[BASE_NUM].astype(float)",
+        "out[\"fe_row_mean\"] = num.mean(axis=1)",
+        "out[\"fe_row_std\"] = num.std(axis=1)",
+        "out[\"fe_row_max\"] = num.max(axis=1)",
+        "out[\"fe_row_min\"] = num.min(axis=1)",
+    ],
+    "log1p": [
+        "for col in BASE_NUM:",
+        "    values = df[col].astype(float)",
+        "    if values.min() >= 0:",
+        "        out[f\"fe_log_{col}\"] = np.log1p(values)",
+    ],
+    "interactions": [
+        "for i, a in enumerate(BASE_NUM[:4]):",
+        "    for b in BASE_NUM[i + 1:4]:",
+        "        out[f\"fe_{a}_x_{b}\"] = df[a].astype(float) * df[b].astype(float)",
+    ],
+}
+FEATURE_OPTIONS = tuple(_FEATURE_CODE)
+
+
+def render_data(spec: dict[str, Any], *, indent: str = "") -> str:
+    data = spec["data"]
+    gene = {k: v for k, v in data.items() if k != "subsample"}
+    lines = [f"# builtin-gene: {dumps(gene)}",
+             'train_df = pd.read_csv("./input/train.csv")',
+             'test_df = pd.read_csv("./input/test.csv")',
+             'sample_sub = pd.read_csv("./input/sample_submission.csv")']
+    for name in data.get("extra_train", []):
+        lines += [f"# Extra labelled rows shipped with the task: same columns as train.csv.",
+                  f'train_df = pd.concat([train_df, pd.read_csv("./input/{name}")], ignore_index=True)']
+    for join in data.get("extra_join", []):
+        lines += [f"# Side table keyed by {join['key']}: joined onto both train and test rows.",
+                  f'side = pd.read_csv("./input/{join["file"]}")',
+                  f'train_df = train_df.merge(side, on="{join["key"]}", how="left")',
+                  f'test_df = test_df.merge(side, on="{join["key"]}", how="left")']
+    lines += [
+        "ID_COL = sample_sub.columns[0]",
+        "SUB_COLS = list(sample_sub.columns[1:])",
+        "# One submission column that train.csv also has is the target; otherwise the sample asks",
+        "# for one probability column per class and the target is the train column test lacks.",
+        "PER_CLASS_COLUMNS = not (len(SUB_COLS) == 1 and SUB_COLS[0] in train_df.columns)",
+        "if PER_CLASS_COLUMNS:",
+        "    TARGET = [c for c in train_df.columns if c not in test_df.columns and c != ID_COL][0]",
+        "else:",
+        "    TARGET = SUB_COLS[0]",
+        "train_df = train_df.dropna(subset=[TARGET]).reset_index(drop=True)",
+    ]
+    if data.get("subsample"):
+        lines.append(render_subsample_block(int(data["subsample"])))
+    lines += [
+        "FEATURES = [c for c in train_df.columns if c not in (ID_COL, TARGET) and c in test_df.columns]",
+        "BASE_NUM = [c for c in FEATURES if pd.api.types.is_numeric_dtype(train_df[c])",
+        "            and not pd.api.types.is_bool_dtype(train_df[c])]",
+        "",
+        "",
+        "def add_features(df):",
+        '    """Row-wise features only: nothing is computed across rows, so nothing leaks."""',
+        "    out = df[FEATURES].copy()",
+    ]
+    for feature in data.get("features", []):
+        lines += ["    " + line for line in _FEATURE_CODE[feature]]
+    lines += [
+        "    for col in out.columns:",
+        "        if col not in BASE_NUM and not str(col).startswith(\"fe_\"):",
+        "            # Categorical: strings throughout, missing values kept for the imputer.",
+        "            out[col] = out[col].where(out[col].isna(), out[col].astype(str)).astype(object)",
+        "    return out",
+        "",
+        "",
+        "X = add_features(train_df)",
+        "X_test = add_features(test_df)",
+        "NUM_COLS = [c for c in X.columns if c in BASE_NUM or str(c).startswith(\"fe_\")]",
+        "CAT_COLS = [c for c in X.columns if c not in NUM_COLS]",
+        "if TASK_KIND == \"classification\":",
+        "    y, CLASSES = pd.factorize(train_df[TARGET], sort=True)",
+        "    CLASSES = np.asarray(CLASSES)",
+        "    counts = np.bincount(y)",
+        "    stratify = y if counts.min() >= 2 else None",
+        "else:",
+        "    y = train_df[TARGET].to_numpy(dtype=float)",
+        "    stratify = None",
+        f"VAL_SIZE = {float(data.get('val_size', 0.2))}",
+        "X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=VAL_SIZE, random_state=SEED,",
+        "                                            stratify=stratify)",
+        "",
+        "",
+        "def make_preprocessor(num_impute=\"median\", indicators=False, scale=\"none\", encode=\"ordinal\"):",
+        '    """Built unfitted into each model\'s Pipeline, so it only ever sees that model\'s training rows."""',
+        "    scalers = {",
+        "        \"none\": \"passthrough\",",
+        "        \"standard\": StandardScaler(),",
+        "        \"robust\": RobustScaler(),",
+        "        \"quantile\": QuantileTransformer(n_quantiles=200, output_distribution=\"normal\", random_state=SEED),",
+        "    }",
+        "    numeric = Pipeline([(\"impute\", SimpleImputer(strategy=num_impute, add_indicator=indicators)),",
+        "                        (\"scale\", scalers[scale])])",
+        "    if encode == \"onehot\":",
+        "        encoder = OneHotEncoder(handle_unknown=\"infrequent_if_exist\", max_categories=20, sparse_output=False)",
+        "    else:",
+        "        encoder = OrdinalEncoder(handle_unknown=\"use_encoded_value\", unknown_value=-1)",
+        "    categorical = Pipeline([(\"impute\", SimpleImputer(strategy=\"most_frequent\")), (\"encode\", encoder)])",
+        "    return ColumnTransformer([(\"num\", numeric, NUM_COLS), (\"cat\", categorical, CAT_COLS)])",
+        "",
+        "",
+        f"PREP = {data['prep']!r}",
+    ]
+    return "\n".join(indent + line if line else line for line in "\n".join(lines).split("\n"))

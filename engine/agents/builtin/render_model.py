@@ -1,0 +1,102 @@
+"""Script templates, part 2: the MODEL, LOSS, REGULARIZATION genes and the stub loci.
+
+The genes talk through a small fixed interface so any MODEL can sit next to any LOSS or
+REGULARIZATION from another parent: MODEL defines ``make_members()`` and calls
+``loss_kwargs(family)``, ``wrap_target(estimator)`` (LOSS) and ``reg_kwargs(name, family)``
+(REGULARIZATION) lazily, when TRAINING_TRICKS builds the models.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.agents.builtin.catalog import FAMILIES, estimator_class, py_literal
+from engine.agents.builtin.spec import dumps
+
+STUB_TEXT = "# not applicable"   # under the 20-character stub threshold on purpose
+CLASS_WEIGHT_FAMILIES = sorted(k for k, f in FAMILIES.items() if f.class_weight)
+
+
+def _member_code(member: dict[str, Any], kind: str) -> list[str]:
+    family = FAMILIES[member["family"]]
+    cls = estimator_class(family, kind)
+    args = [f"{k}={py_literal(k, v)}" for k, v in member["params"].items()]
+    args += [f"{k}={v}" for k, v in family.fixed[kind].items()]
+    args += [f'**loss_kwargs("{family.key}")', f'**reg_kwargs("{member["name"]}", "{family.key}")']
+    prep = "**PREP" if not member.get("prep") else f"**{member['prep']!r}"
+    return [
+        f'    members.append(("{member["name"]}", Pipeline([',
+        f"        (\"prep\", make_preprocessor({prep})),",
+        f"        (\"model\", wrap_target({cls}(",
+        f"            {', '.join(args)}))),",
+        "    ])))",
+    ]
+
+
+def render_model(spec: dict[str, Any]) -> str:
+    lines = [
+        f"# builtin-gene: {dumps(spec['model'])}",
+        "def make_members():",
+        '    """One (name, unfitted pipeline) per model; TRAINING_TRICKS fits and blends them."""',
+        "    members = []",
+    ]
+    for member in spec["model"]["members"]:
+        lines += _member_code(member, spec["kind"])
+    lines.append("    return members")
+    return "\n".join(lines)
+
+
+def render_loss(spec: dict[str, Any]) -> str:
+    loss = spec["loss"]
+    lines = [f"# builtin-gene: {dumps(loss)}"]
+    if spec["kind"] == "classification":
+        lines += [
+            f"CLASS_WEIGHT = {loss.get('class_weight')!r}",
+            f"CLASS_WEIGHT_FAMILIES = {CLASS_WEIGHT_FAMILIES!r}",
+            "",
+            "",
+            "def loss_kwargs(family):",
+            '    """Re-weight the log-loss per class where the estimator supports it."""',
+            "    if CLASS_WEIGHT is not None and family in CLASS_WEIGHT_FAMILIES:",
+            '        return {"class_weight": CLASS_WEIGHT}',
+            "    return {}",
+            "",
+            "",
+            "def wrap_target(estimator):",
+            "    return estimator",
+        ]
+    else:
+        lines += [
+            f"TARGET_TRANSFORM = {loss.get('target_transform', 'none')!r}",
+            "",
+            "",
+            "def loss_kwargs(family):",
+            "    return {}",
+            "",
+            "",
+            "def wrap_target(estimator):",
+            '    """Fit the squared loss on a transformed target; predictions are mapped back."""',
+            '    if TARGET_TRANSFORM == "standardize":',
+            "        return TransformedTargetRegressor(regressor=estimator, transformer=StandardScaler())",
+            '    if TARGET_TRANSFORM == "log1p" and np.min(y) > -1:',
+            "        return TransformedTargetRegressor(regressor=estimator, func=np.log1p, inverse_func=np.expm1)",
+            "    return estimator",
+        ]
+    return "\n".join(lines)
+
+
+def render_reg(spec: dict[str, Any]) -> str:
+    reg = spec["reg"]
+    return "\n".join([
+        f"# builtin-gene: {dumps(reg)}",
+        f"REG_CFG = {reg!r}",
+        "",
+        "",
+        "def reg_kwargs(name, family):",
+        '    """Regularisation strength of one model: by member name first, else by family."""',
+        "    return dict(REG_CFG.get(name, REG_CFG.get(family, {})))",
+    ])
+
+
+def render_stub() -> str:
+    return STUB_TEXT

@@ -1,0 +1,165 @@
+"""Script templates, part 3: the TRAINING_TRICKS gene (fit, blend, score, final fit, submission).
+
+Only the blending code of the chosen method is written, so a script reads like something a
+person wrote for that one method. Weights and meta-models are learned on the hold-out split
+(weighted) or on out-of-fold predictions of the training split (stacking).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.agents.builtin.spec import dumps
+
+COMBINE_METHODS = ("mean", "weighted", "stacking", "rank", "median")
+
+_BLEND_CODE = {
+    "mean": [
+        "def fit_blender(val_preds, y_true):",
+        "    return None",
+        "",
+        "",
+        "def blend(preds, state):",
+        '    """Plain average of the models\' predictions."""',
+        "    return np.mean(np.asarray(preds), axis=0)",
+    ],
+    "median": [
+        "def fit_blender(val_preds, y_true):",
+        "    return None",
+        "",
+        "",
+        "def blend(preds, state):",
+        '    """Median of the models\' predictions: one badly calibrated model cannot drag it."""',
+        "    return np.median(np.asarray(preds), axis=0)",
+    ],
+    "rank": [
+        "def fit_blender(val_preds, y_true):",
+        "    return None",
+        "",
+        "",
+        "def blend(preds, state):",
+        '    """Average of per-model ranks scaled to [0, 1]: calibration differences cancel out."""',
+        "    ranks = np.mean([rankdata(np.asarray(p), axis=0) / len(p) for p in preds], axis=0)",
+        '    if TASK_KIND == "regression":',
+        "        # Put the averaged order back onto the mean prediction's value distribution.",
+        "        return np.sort(np.mean(np.asarray(preds), axis=0))[np.argsort(np.argsort(ranks))]",
+        "    return ranks",
+    ],
+    "weighted": [
+        "def fit_blender(val_preds, y_true):",
+        '    """Greedy forward selection with replacement on the hold-out split -> blend weights."""',
+        "    sign = 1.0 if GREATER_IS_BETTER else -1.0",
+        "    stacked = np.asarray(val_preds)",
+        "    counts = np.zeros(len(val_preds))",
+        "    for _ in range(BLEND_ROUNDS):",
+        "        best_j, best_s = 0, None",
+        "        for j in range(len(val_preds)):",
+        "            trial = counts.copy()",
+        "            trial[j] += 1",
+        "            s = sign * score_predictions(y_true, np.tensordot(trial / trial.sum(), stacked, axes=1))",
+        "            if best_s is None or s > best_s:",
+        "                best_j, best_s = j, s",
+        "        counts[best_j] += 1",
+        "    weights = counts / counts.sum()",
+        '    print("Blend weights:", dict(zip([n for n, _ in members], np.round(weights, 3))))',
+        "    return weights",
+        "",
+        "",
+        "def blend(preds, weights):",
+        "    return np.tensordot(weights, np.asarray(preds), axes=1)",
+    ],
+    "stacking": [
+        "def stack_features(preds):",
+        "    return np.hstack([np.asarray(p).reshape(len(p), -1) for p in preds])",
+        "",
+        "",
+        "def fit_blender(val_preds, y_true):",
+        '    """Meta-model on out-of-fold predictions of the training split (never on hold-out rows)."""',
+        '    if TASK_KIND == "classification":',
+        "        folds = StratifiedKFold(n_splits=3, shuffle=True, random_state=SEED)",
+        "        oof = [cross_val_predict(clone(m), X_tr, y_tr, cv=folds, method=\"predict_proba\") for _, m in members]",
+        "        meta = LogisticRegression(C=META_C, max_iter=2000)",
+        "    else:",
+        "        folds = KFold(n_splits=3, shuffle=True, random_state=SEED)",
+        "        oof = [cross_val_predict(clone(m), X_tr, y_tr, cv=folds) for _, m in members]",
+        "        meta = Ridge(alpha=1.0 / META_C)",
+        "    meta.fit(stack_features(oof), y_tr)",
+        "    return meta",
+        "",
+        "",
+        "def blend(preds, meta):",
+        '    if TASK_KIND == "classification":',
+        "        full = np.zeros((len(preds[0]), len(CLASSES)))",
+        "        full[:, meta.classes_] = meta.predict_proba(stack_features(preds))",
+        "        return full",
+        "    return meta.predict(stack_features(preds))",
+    ],
+}
+
+_SUBMISSION = [
+    "if FINAL_FIT == \"full\":",
+    "    # The validation score above is settled; now every model learns from all training rows.",
+    "    for name, model in members:",
+    "        model.fit(X, y)",
+    "test_preds = [predict_values(model, X_test) for _, model in members]",
+    "test_blend = blend(test_preds, blender) if len(members) > 1 else test_preds[0]",
+    "ids = test_df[ID_COL].to_numpy() if ID_COL in test_df.columns else sample_sub[ID_COL].to_numpy()",
+    "submission = pd.DataFrame({ID_COL: ids})",
+    "if TASK_KIND == \"regression\":",
+    "    submission[SUB_COLS[0]] = test_blend",
+    "elif PER_CLASS_COLUMNS:",
+    "    proba = test_blend / test_blend.sum(axis=1, keepdims=True)",
+    "    names = [str(c) for c in CLASSES]",
+    "    for j, col in enumerate(SUB_COLS):",
+    "        submission[col] = proba[:, names.index(str(col))] if str(col) in names else proba[:, j]",
+    "elif METRIC in (\"roc_auc\", \"logloss\") and len(CLASSES) == 2:",
+    "    submission[SUB_COLS[0]] = test_blend[:, 1] / test_blend.sum(axis=1)",
+    "else:",
+    "    submission[SUB_COLS[0]] = CLASSES[test_blend.argmax(axis=1)]",
+    "os.makedirs(\"./final\", exist_ok=True)",
+    "submission.to_csv(\"./final/submission.csv\", index=False)",
+    "print(f\"Wrote ./final/submission.csv ({len(submission)} rows, final fit: {FINAL_FIT})\")",
+]
+
+
+def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
+    """``mode="ablation"`` stops after the validation score and writes nothing."""
+    train = spec["train"]
+    combine = train.get("combine", "mean")
+    lines = [
+        f"# builtin-gene: {dumps(train)}",
+        f'COMBINE = "{combine}"',
+        f'FINAL_FIT = "{train.get("final_fit", "holdout")}"',
+        f"BLEND_ROUNDS = {int(train.get('rounds', 25))}",
+        f"META_C = {float(train.get('meta_c', 1.0))}",
+        "",
+        "",
+        "def predict_values(model, data):",
+        '    """Probabilities over all CLASSES (or plain values), so members can be blended."""',
+        '    if TASK_KIND == "classification":',
+        "        full = np.zeros((len(data), len(CLASSES)))",
+        "        full[:, model.classes_] = model.predict_proba(data)",
+        "        return full",
+        "    return model.predict(data)",
+        "",
+        "",
+        *_BLEND_CODE[combine],
+        "",
+        "",
+        "members = make_members()",
+        "val_preds = []",
+        "for name, model in members:",
+        "    model.fit(X_tr, y_tr)",
+        "    val_preds.append(predict_values(model, X_val))",
+    ]
+    if mode == "solution":
+        lines.append('    print(f"Member {name}: validation {METRIC} = {score_predictions(y_val, val_preds[-1]):.6f}")')
+    lines += [
+        "blender = fit_blender(val_preds, y_val) if len(members) > 1 else None",
+        "val_blend = blend(val_preds, blender) if len(members) > 1 else val_preds[0]",
+        "val_score = float(score_predictions(y_val, val_blend))",
+    ]
+    if mode == "solution":
+        lines.append('print(f"Final Validation Performance: {val_score}")')
+        lines += _SUBMISSION
+    return "\n".join(lines)

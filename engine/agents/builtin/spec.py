@@ -1,0 +1,188 @@
+"""A builtin solution's machine-readable description, and the gene sections that carry it.
+
+Every script the builtin agent writes carries one ``# builtin-spec: {json}`` line in its preamble
+(task-wide facts: kind, metric, seed) and one ``# builtin-gene: {json}`` line at the top of each
+non-stub ``# [SECTION: X]``. Keeping each gene's settings inside its own section means a textual
+gene merge (evolution) or a block rewrite (MLE-STAR coder) keeps script and spec consistent:
+whoever swaps a section swaps its settings with it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+LOCI = ("DATA", "MODEL", "LOSS", "OPTIMIZER", "REGULARIZATION", "INITIALIZATION", "TRAINING_TRICKS")
+STUB_LOCI = ("OPTIMIZER", "INITIALIZATION")
+GENE_KEY = {"DATA": "data", "MODEL": "model", "LOSS": "loss", "REGULARIZATION": "reg",
+            "TRAINING_TRICKS": "train"}
+
+MARKER_RE = re.compile(r"^# \[SECTION: ([A-Z_]+)\][ \t]*$", re.M)
+SPEC_RE = re.compile(r"^# builtin-spec: (\{.*\})[ \t]*$", re.M)
+GENE_RE = re.compile(r"^# builtin-gene: (\{.*\})[ \t]*$", re.M)
+SUBSAMPLE_BEGIN = "# --- subsampling: begin ---"
+SUBSAMPLE_END = "# --- subsampling: end ---"
+SUBSAMPLE_RE = re.compile(re.escape(SUBSAMPLE_BEGIN) + r".*?" + re.escape(SUBSAMPLE_END), re.S)
+SUBSAMPLE_LIMIT_RE = re.compile(r"SUBSAMPLE_LIMIT\s*=\s*(\d+)")
+
+# --- metrics -------------------------------------------------------------------------------
+
+_METRIC_ALIASES = {
+    "roc_auc": ["auc", "rocauc", "roc", "auroc", "areaundertheroccurve", "areaunderroccurve"],
+    "accuracy": ["accuracy", "acc", "classificationaccuracy", "categorizationaccuracy"],
+    "balanced_accuracy": ["balancedaccuracy"],
+    "logloss": ["logloss", "crossentropy", "multiclasslogloss", "binarylogloss", "multilogloss"],
+    "f1": ["f1", "f1score", "macrof1", "f1macro", "meanf1"],
+    "mcc": ["mcc", "matthewscorrcoef", "matthewscorrelationcoefficient"],
+    "qwk": ["qwk", "quadraticweightedkappa", "cohenkappa", "kappa"],
+    "rmse": ["rmse", "rootmeansquarederror"],
+    "mse": ["mse", "meansquarederror"],
+    "mae": ["mae", "meanabsoluteerror"],
+    "rmsle": ["rmsle", "rootmeansquaredlogerror", "rootmeansquaredlogarithmicerror"],
+    "r2": ["r2", "rsquared", "coefficientofdetermination"],
+    "medae": ["medae", "medianabsoluteerror"],
+}
+CLASSIFICATION_METRICS = {"roc_auc", "accuracy", "balanced_accuracy", "logloss", "f1", "mcc", "qwk"}
+REGRESSION_METRICS = {"rmse", "mse", "mae", "rmsle", "r2", "medae"}
+LOWER_IS_BETTER = {"logloss", "rmse", "mse", "mae", "rmsle", "medae"}
+PROBA_METRICS = {"roc_auc", "logloss"}
+
+
+def canonical_metric(name: str) -> str | None:
+    key = re.sub(r"[^a-z0-9]", "", (name or "").lower())
+    for canon, aliases in _METRIC_ALIASES.items():
+        if key == canon.replace("_", "") or key in aliases:
+            return canon
+    return None
+
+
+def task_kind_and_metric(task: Any) -> tuple[str, str]:
+    """(classification|regression, canonical metric) for a TaskDescription.
+
+    The metric decides first (it is what gets printed); the task type breaks ties, and an
+    unknown metric falls back to the kind's usual one, which the solution text then says.
+    """
+    metric = canonical_metric(getattr(task, "evaluation_metric", ""))
+    task_type = str(getattr(getattr(task, "task_type", ""), "value", getattr(task, "task_type", "")))
+    if metric in REGRESSION_METRICS:
+        return "regression", metric
+    if metric in CLASSIFICATION_METRICS:
+        return "classification", metric
+    if "regression" in task_type:
+        return "regression", "rmse"
+    return "classification", "accuracy"
+
+
+# --- sections ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sections:
+    preamble: str
+    bodies: dict[str, str]          # locus -> body text (without the marker line)
+    order: tuple[str, ...]
+
+    @property
+    def valid(self) -> bool:
+        return sorted(self.order) == sorted(LOCI) and len(self.order) == len(LOCI)
+
+
+def split_sections(script: str) -> Sections:
+    matches = list(MARKER_RE.finditer(script))
+    if not matches:
+        return Sections(script, {}, ())
+    bodies: dict[str, str] = {}
+    order: list[str] = []
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(script)
+        name = m.group(1)
+        order.append(name)
+        bodies.setdefault(name, script[m.end():end].strip("\n"))
+    return Sections(script[: matches[0].start()], bodies, tuple(order))
+
+
+def section_block(script: str, locus: str) -> str | None:
+    """The verbatim, stripped text of one section, marker line included (for code_block)."""
+    matches = list(MARKER_RE.finditer(script))
+    for i, m in enumerate(matches):
+        if m.group(1) == locus:
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(script)
+            return script[m.start():end].strip()
+    return None
+
+
+def join_sections(preamble: str, bodies: dict[str, str]) -> str:
+    parts = [preamble.rstrip("\n") + "\n\n"]
+    for locus in LOCI:
+        parts.append(f"# [SECTION: {locus}]\n{bodies[locus].strip(chr(10))}\n\n")
+    return "".join(parts).rstrip("\n") + "\n"
+
+
+def strip_marker(text: str) -> str:
+    """A gene's code with its own marker line removed, if it came with one."""
+    return MARKER_RE.sub("", text, count=1).strip("\n") if MARKER_RE.match(text.lstrip()) else text.strip("\n")
+
+
+# --- embedded spec -------------------------------------------------------------------------
+
+
+def _load(match: re.Match[str] | None) -> dict[str, Any] | None:
+    if match is None:
+        return None
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def gene_of(text: str) -> dict[str, Any] | None:
+    return _load(GENE_RE.search(text))
+
+
+def subsample_of(text: str) -> int | None:
+    block = SUBSAMPLE_RE.search(text)
+    if block is None:
+        return None
+    m = SUBSAMPLE_LIMIT_RE.search(block.group(0))
+    return int(m.group(1)) if m else None
+
+
+def parse_spec(script: str) -> dict[str, Any] | None:
+    """The full spec of a builtin script, or None when it is not (or no longer) one of ours."""
+    head = _load(SPEC_RE.search(script))
+    sections = split_sections(script)
+    if head is None or not sections.valid:
+        return None
+    spec = dict(head)
+    for locus, key in GENE_KEY.items():
+        gene = gene_of(sections.bodies[locus])
+        if gene is None:
+            return None
+        spec[key] = gene
+    # Subsampling is read from the code, not the JSON: finalization removes the block textually.
+    spec["data"] = {**spec["data"], "subsample": subsample_of(sections.bodies["DATA"])}
+    return spec
+
+
+def parse_gene_block(block: str) -> tuple[str, dict[str, Any]] | None:
+    """(locus, gene) of a code block that is one of our sections, else None."""
+    m = MARKER_RE.search(block)
+    gene = gene_of(block)
+    if m is None or gene is None or m.group(1) not in GENE_KEY:
+        return None
+    gene = dict(gene)
+    if m.group(1) == "DATA":
+        gene["subsample"] = subsample_of(block)
+    return m.group(1), gene
+
+
+def clone(spec: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(spec)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(", ", ": "))

@@ -1,0 +1,94 @@
+"""Small synthetic tasks in MLE-bench's public layout (train.csv, test.csv, sample_submission.csv).
+
+Generated with a seeded numpy RNG so every test run sees the same data; each has a real signal
+so "better than a naive baseline" is a meaningful check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from events.domain import DataModality, MetricDirection, TaskDescription, TaskType
+
+
+def _write(dest: Path, train: pd.DataFrame, test: pd.DataFrame, sample: pd.DataFrame) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    train.to_csv(dest / "train.csv", index=False)
+    test.to_csv(dest / "test.csv", index=False)
+    sample.to_csv(dest / "sample_submission.csv", index=False)
+    (dest / "description.md").write_text("Synthetic builtin-agent test task.\n")
+    return dest
+
+
+def binary_task(dest: Path, n: int = 1200) -> Path:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(n, 6))
+    logit = 1.4 * x[:, 0] - 1.1 * x[:, 1] + 0.8 * x[:, 2] * x[:, 3] + 0.5 * np.sin(3 * x[:, 4])
+    y = (logit + rng.normal(scale=0.8, size=n) > 0).astype(int)
+    df = pd.DataFrame(x, columns=[f"f{i}" for i in range(6)])
+    df.insert(0, "id", np.arange(n))
+    df["target"] = y
+    cut = int(n * 0.8)
+    train, test = df.iloc[:cut], df.iloc[cut:].drop(columns="target")
+    sample = pd.DataFrame({"id": test["id"], "target": 0.5})
+    return _write(dest, train, test, sample)
+
+
+def multiclass_task(dest: Path, n: int = 1200) -> Path:
+    """Three classes (string labels), missing values, two categorical columns."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(n, 4))
+    color = rng.choice(["red", "green", "blue"], size=n)
+    size = rng.choice(["S", "M", "L", "XL"], size=n)
+    score = x[:, 0] + (color == "red") * 1.5 - (color == "blue") * 1.0 + 0.7 * x[:, 1]
+    label = np.where(score > 0.8, "high", np.where(score < -0.5, "low", "mid"))
+    df = pd.DataFrame(x, columns=["a", "b", "c", "d"])
+    df["color"] = color
+    df["size"] = size
+    for col in ("a", "c", "color"):
+        df.loc[rng.random(n) < 0.1, col] = np.nan
+    df.insert(0, "PassengerId", [f"p{i:05d}" for i in range(n)])
+    df["label"] = label
+    cut = int(n * 0.8)
+    train, test = df.iloc[:cut], df.iloc[cut:].drop(columns="label")
+    sample = pd.DataFrame({"PassengerId": test["PassengerId"], "label": "mid"})
+    return _write(dest, train, test, sample)
+
+
+def regression_task(dest: Path, n: int = 1200) -> Path:
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-2, 2, size=(n, 5))
+    cat = rng.choice(["north", "south"], size=n)
+    y = 3 * x[:, 0] + x[:, 1] ** 2 - 2 * x[:, 2] * (cat == "north") + rng.normal(scale=0.5, size=n) + 10
+    df = pd.DataFrame(x, columns=[f"x{i}" for i in range(5)])
+    df["region"] = cat
+    df.insert(0, "row_id", np.arange(n))
+    df["price"] = y
+    cut = int(n * 0.8)
+    train, test = df.iloc[:cut], df.iloc[cut:].drop(columns="price")
+    sample = pd.DataFrame({"row_id": test["row_id"], "price": 0.0})
+    return _write(dest, train, test, sample)
+
+
+TASKS = {
+    "binary": (binary_task, TaskType.classification, "roc_auc", MetricDirection.maximize),
+    "multiclass": (multiclass_task, TaskType.classification, "accuracy", MetricDirection.maximize),
+    "regression": (regression_task, TaskType.regression, "rmse", MetricDirection.minimize),
+}
+
+
+def make_task(name: str, dest: Path) -> tuple[Path, TaskDescription]:
+    maker, task_type, metric, direction = TASKS[name]
+    data_dir = maker(dest)
+    task = TaskDescription(
+        competition_id=f"builtin-{name}",
+        task_type=task_type,
+        data_modality=DataModality.tabular,
+        evaluation_metric=metric,
+        metric_direction=direction,
+        description=f"Predict the target of the synthetic {name} task. Metric: {metric}.",
+    )
+    return data_dir, task
