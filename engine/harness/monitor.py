@@ -37,6 +37,7 @@ class TreeMonitor:
     """
 
     root_pid: int
+    own_session: bool = True  # the root was started with start_new_session=True
     peak_rss_mb: float = 0.0
     last_rss_mb: float = 0.0
     cpu_s: float = 0.0
@@ -44,11 +45,21 @@ class TreeMonitor:
     _lost_cpu: float = 0.0
 
     def __post_init__(self) -> None:
-        try:
-            self._pgid = os.getpgid(self.root_pid)
-        except OSError:
-            self._pgid = self.root_pid
+        # With a new session the script leads its own session and process group, both numbered
+        # by its pid. Without one, group and session are the engine's own and must never be
+        # signalled or scanned.
+        self._pgid = self.root_pid
+        self._sid = self.root_pid
+        self._own_group = self.own_session
         self._adopt(self.root_pid)
+
+    def _in_our_session(self, pid: int) -> bool:
+        if not self._own_group:
+            return False
+        try:
+            return os.getpgid(pid) == self._pgid or os.getsid(pid) == self._sid
+        except OSError:
+            return False
 
     def _adopt(self, pid: int) -> None:
         try:
@@ -69,10 +80,15 @@ class TreeMonitor:
     def _discover(self) -> None:
         # One scan of the process table per call, however large the tree is.
         children_of: dict[int, list[int]] = defaultdict(list)
+        known = {seen.proc.pid for seen in self._seen.values()}
         for proc in psutil.process_iter(["ppid"]):
             ppid = proc.info.get("ppid")
             if ppid is not None:
                 children_of[ppid].append(proc.pid)
+            if proc.pid not in known and self._in_our_session(proc.pid):
+                # An orphan (its parent exited, init adopted it) is invisible to the parent
+                # links but keeps the script's process group or session.
+                self._adopt(proc.pid)
         frontier: list[int] = []
         for seen in self._seen.values():
             try:
@@ -136,10 +152,11 @@ class TreeMonitor:
         covers those that left the group with ``setsid``. psutil checks each process's start
         time, so a recycled pid never receives the signal.
         """
-        try:
-            os.killpg(self._pgid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self._own_group:
+            try:
+                os.killpg(self._pgid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
         for proc in self.alive():
             try:
                 proc.send_signal(sig)

@@ -154,8 +154,9 @@ async def run_process(
                 duration = time.monotonic() - started
                 monitor.sample()
                 watchers.cancel_scope.cancel()
-            if monitor.alive():
-                await _kill_tree(monitor, proc)
+            # Whatever the script left behind dies with it; the group signal also reaches
+            # members the monitor never sampled.
+            await _kill_tree(monitor, proc)
             readers.cancel_scope.deadline = anyio.current_time() + _DRAIN_GRACE_SECONDS
     finally:
         if proc.returncode is None or monitor.alive():
