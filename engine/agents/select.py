@@ -1,6 +1,7 @@
 """Choosing the agent backend by name: ``claude``, ``builtin``, ``replay``, ``auto`` or a dotted
 ``package.module:Attr`` (a class or factory; how tests plug in their own backends).
 
+``replay:<source>`` is short for ``replay`` with that ``replay_source``.
 ``auto`` picks ``claude`` when SDK credentials are present and ``builtin`` otherwise, and says
 which and why in one line for the CLI to print. Backends living in other modules are imported
 lazily, so choosing ``builtin`` never imports the SDK and vice versa.
@@ -86,6 +87,8 @@ def select_backend(
     env: Mapping[str, str] | None = None,
 ) -> BackendChoice:
     env = os.environ if env is None else env
+    if name.startswith("replay:"):  # the CLI's ``--agent replay:<run-id>`` spelling
+        name, replay_source = "replay", replay_source if replay_source is not None else name.split(":", 1)[1]
     if name == "auto":
         credential = detect_credentials(env)
         if credential is not None:
