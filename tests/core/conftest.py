@@ -1,0 +1,34 @@
+"""Fixtures for the core tests: one uninterrupted toy run recorded by the real CLI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from events.base import Envelope
+from tests.core.helpers import read_log, run_engine, start_toy
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    db: Path
+    run_id: str
+    log: list[Envelope]
+
+
+@pytest.fixture(scope="session")
+def toy_run(tmp_path_factory: pytest.TempPathFactory) -> RecordedRun:
+    """The toy strategy driven to completion once (`engine start --run-id R --seed 7`)."""
+    db = tmp_path_factory.mktemp("toy-run") / "e.db"
+    proc = run_engine(*start_toy(db, "R"))
+    assert proc.returncode == 0, proc.stderr
+    log = read_log(db, "R")
+    assert log[-1].type == "RunCompleted"
+    return RecordedRun(db=db, run_id="R", log=log)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
