@@ -1,0 +1,86 @@
+"""Phase 1 roles: retriever (which models), init (one simple solution per model), merger."""
+
+from __future__ import annotations
+
+import json
+
+from engine.agents.builtin.catalog import FAMILIES, PREFERENCE, estimator_class, example_code, family_for_name
+from engine.agents.builtin.common import Call, CannotAnswer, Reply, code_reply, require_spec
+from engine.agents.builtin.render import new_spec, render_solution
+from engine.agents.builtin.spec import clone
+
+
+def retriever(call: Call) -> Reply:
+    """{task_description, M} -> M model families suited to the task kind, best first."""
+    try:
+        count = max(1, int(call.var("M", default=call.ctx.config.num_retrieved_models)))
+    except (TypeError, ValueError):
+        count = call.ctx.config.num_retrieved_models
+    keys = PREFERENCE[call.kind][:count]
+    models = [
+        {"model_name": f"{FAMILIES[k].title} ({estimator_class(FAMILIES[k], call.kind)})",
+         "example_code": example_code(FAMILIES[k], call.kind)}
+        for k in keys
+    ]
+    structured = {"models": models}
+    return Reply(text=json.dumps(structured, indent=2), structured=structured)
+
+
+def initial_spec(call: Call, model_name: str) -> dict:
+    family = family_for_name(model_name)
+    if family is None:
+        raise CannotAnswer(
+            f"builtin init: no scikit-learn family matches the model {model_name!r}; "
+            f"known families: {', '.join(FAMILIES)}")
+    return new_spec(call.kind, call.metric, call.ctx.seed, call.ctx.config.subsample_limit, family)
+
+
+def init(call: Call) -> Reply:
+    """{task_description, model_name, example_code} -> a complete single-model solution."""
+    model_name = call.text_var("model_name")
+    spec = initial_spec(call, model_name)
+    family = FAMILIES[spec["model"]["members"][0]["family"]]
+    note = f"A simple {family.title.lower()} solution for {model_name!r}"
+    if family.key == "hist_gradient_boosting" and "hist" not in model_name.lower():
+        note += " (LightGBM/XGBoost are not installed here; scikit-learn's histogram GBDT is the same algorithm)"
+    return code_reply(render_solution(spec), note + ".")
+
+
+def merge_specs(base: dict, reference: dict) -> dict:
+    """Base stays the skeleton; the reference's models join it, each keeping its preprocessing."""
+    merged = clone(base)
+    names = {m["name"] for m in merged["model"]["members"]}
+    signature = {(m["family"], json.dumps(m["params"], sort_keys=True)) for m in merged["model"]["members"]}
+    for member in reference["model"]["members"]:
+        if (member["family"], json.dumps(member["params"], sort_keys=True)) in signature:
+            continue
+        new = clone(member)
+        new["prep"] = member.get("prep") or dict(reference["data"]["prep"])
+        if new["prep"] == merged["data"]["prep"]:
+            new["prep"] = None
+        name, i = new["name"], 2
+        while name in names:
+            name, i = f"{new['name']}_{i}", i + 1
+        new["name"] = name
+        names.add(name)
+        merged["model"]["members"].append(new)
+        ref_reg = reference["reg"].get(member["name"], reference["reg"].get(member["family"]))
+        if ref_reg is not None:
+            # By family when the base has no setting for it, else by the member's own name.
+            key = member["family"] if member["family"] not in merged["reg"] else name
+            merged["reg"][key] = dict(ref_reg)
+    merged["title"] = " + ".join(FAMILIES[m["family"]].title.split(" (")[0] for m in merged["model"]["members"]) + " blend"
+    return merged
+
+
+def merger(call: Call) -> Reply:
+    """{base_code, reference_code} -> base plus the reference model, predictions averaged."""
+    base = require_spec(call.text_var("base_code"), "merger")
+    reference = require_spec(call.text_var("reference_code"), "merger")
+    merged = merge_specs(base, reference)
+    if len(merged["model"]["members"]) == len(base["model"]["members"]):
+        raise CannotAnswer("builtin merger: the reference solution adds no model the base lacks")
+    merged["train"]["combine"] = "mean"
+    added = [m["name"] for m in merged["model"]["members"][len(base["model"]["members"]):]]
+    return code_reply(render_solution(merged),
+                      f"Integrated {', '.join(added)} into the base solution; predictions are averaged.")
