@@ -185,7 +185,9 @@ class SolutionScript(BaseModel):
     score: float | None = None
     is_executable: bool = True
     source_model: str | None = None
-    created_at: datetime = Field(default_factory=_utcnow)
+    # Wall-clock metadata, never serialised: payloads (and so replay) must not depend on when
+    # a handler happened to build the object.
+    created_at: datetime = Field(default_factory=_utcnow, exclude=True)
 
     @property
     def solution_id(self) -> str:

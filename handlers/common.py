@@ -59,3 +59,13 @@ def info(wf: Workflow, message: str, **data: Any) -> None:
 def with_score(solution: SolutionScript, score: float | None, *, executable: bool) -> SolutionScript:
     """A copy of ``solution`` carrying its evaluation (scripts are never mutated in place)."""
     return solution.model_copy(update={"score": score, "is_executable": executable})
+
+
+MIN_EVAL_TIMEOUT_S = 30.0
+MAX_EVAL_TIMEOUT_S = 3600.0
+
+
+def timeout_for(wf: Workflow, deadline_s: float | None) -> float:
+    """An evaluation's timeout from the time left (never the whole 24 h; spec README)."""
+    end = deadline_s if deadline_s is not None else float(wf.config.time_limit_seconds)
+    return max(MIN_EVAL_TIMEOUT_S, min(end - wf.now, MAX_EVAL_TIMEOUT_S))

@@ -75,6 +75,7 @@ async def evaluate_with_retry(
     expect_submission: bool = False,
     fallback: SolutionScript | None = None,
     max_debug_attempts: int | None = None,
+    already_checked: bool = False,
 ) -> Evaluated:
     """Evaluate ``solution`` safely; never raises for a failing script."""
     attempts_allowed = wf.config.max_debug_attempts if max_debug_attempts is None else max_debug_attempts
@@ -92,7 +93,8 @@ async def evaluate_with_retry(
         versions.append(fixed_id)
         return fixed, fixed_id
 
-    current, current_id = await checked(current, current_id, name)
+    if not already_checked:  # the caller ran the leakage check on exactly this script
+        current, current_id = await checked(current, current_id, name)
     eval_ids: list[str] = []
     done = await wf.evaluate(current_id, name=f"{name}/eval", purpose=purpose, timeout_s=timeout_s,
                              expect_submission=expect_submission)

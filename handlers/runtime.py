@@ -101,6 +101,7 @@ class Runtime:
         self.now = 0.0
         self.cost_usd = 0.0
         self.agent_calls = 0
+        self._cost_watches: list[tuple[float, _Future]] = []
         self.finished = False
 
     # --- the pure react ---------------------------------------------------------------------
@@ -121,6 +122,9 @@ class Runtime:
             if isinstance(event, (AgentCallCompleted, AgentCallFailed)):
                 self.agent_calls += 1
                 self.cost_usd += event.cost_usd or 0.0
+                for threshold, watch in self._cost_watches:
+                    if not watch.done and self.cost_usd >= threshold:
+                        self._resolve(watch, self.cost_usd)
             fut = self._effects.pop(event.effect_id, None)
             self._effect_owner.pop(event.effect_id, None)
             if fut is not None and not fut.done:
@@ -270,6 +274,14 @@ class Workflow:
     @property
     def agent_calls(self) -> int:
         return self._rt.agent_calls
+
+    async def cost_reaches(self, amount_usd: float) -> float:
+        """Wait until recorded agent spending reaches ``amount_usd``; returns the spend then."""
+        watch = _Future()
+        if self._rt.cost_usd >= amount_usd:
+            return self._rt.cost_usd
+        self._rt._cost_watches.append((amount_usd, watch))
+        return await watch
 
     def at(self, scope: str) -> "Workflow":
         return Workflow(self._rt, scope)
