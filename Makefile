@@ -1,0 +1,31 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+ENGINE := $(VENV)/bin/engine
+STAMP  := $(VENV)/.installed
+DEMO_DB := engine-runs/demo.db
+
+.PHONY: venv demo test test-fast bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# The main job on a bundled task with the offline builtin agent: no network, no API key.
+demo: venv
+	$(ENGINE) start --task breast-cancer --agent builtin --preset quick --db $(DEMO_DB) --run-id demo-$$(date +%s)
+	$(ENGINE) runs --db $(DEMO_DB)
+
+test: venv
+	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q
+
+bench: venv
+	PYTHONPATH=$(CURDIR) $(PY) bench/bench_core.py
+
+clean:
+	rm -rf $(VENV) engine-runs .pytest_cache .hypothesis
