@@ -76,9 +76,20 @@ async def evaluate_with_retry(
     fallback: SolutionScript | None = None,
     max_debug_attempts: int | None = None,
     already_checked: bool = False,
+    deadline_s: float | None = None,
 ) -> Evaluated:
-    """Evaluate ``solution`` safely; never raises for a failing script."""
+    """Evaluate ``solution`` safely; never raises for a failing script.
+
+    ``deadline_s`` (driven seconds, optional): every evaluation's timeout is capped at the time
+    left (never below 1 s) and no debug round starts once it has passed; a fixed ``timeout_s``
+    alone would let the retries run past a phase's deadline.
+    """
     attempts_allowed = wf.config.max_debug_attempts if max_debug_attempts is None else max_debug_attempts
+
+    def time_left() -> float:
+        if deadline_s is None:
+            return timeout_s
+        return max(1.0, min(timeout_s, deadline_s - wf.now))
     requested_id = _record(wf, solution, origin=origin, parents=parents, detail=detail)
     current, current_id = solution, requested_id
     versions = [requested_id]
@@ -96,11 +107,11 @@ async def evaluate_with_retry(
     if not already_checked:  # the caller ran the leakage check on exactly this script
         current, current_id = await checked(current, current_id, name)
     eval_ids: list[str] = []
-    done = await wf.evaluate(current_id, name=f"{name}/eval", purpose=purpose, timeout_s=timeout_s,
+    done = await wf.evaluate(current_id, name=f"{name}/eval", purpose=purpose, timeout_s=time_left(),
                              expect_submission=expect_submission)
     eval_ids.append(done.effect_id)
     attempts = 0
-    while done.result.is_error and attempts < attempts_allowed:
+    while done.result.is_error and attempts < attempts_allowed and (deadline_s is None or wf.now < deadline_s):
         attempts += 1
         fixed = await debug_once(wf, current, bug_text(done.result, timeout_s), name=f"{name}/debug-{attempts}")
         if fixed is None:
@@ -109,7 +120,7 @@ async def evaluate_with_retry(
         versions.append(fixed_id)
         current, current_id = await checked(fixed, fixed_id, f"{name}/debug-{attempts}")
         done = await wf.evaluate(current_id, name=f"{name}/eval-{attempts}", purpose=purpose,
-                                 timeout_s=timeout_s, expect_submission=expect_submission)
+                                 timeout_s=time_left(), expect_submission=expect_submission)
         eval_ids.append(done.effect_id)
         info(wf, "debug attempt evaluated", attempt=attempts, ok=not done.result.is_error)
 
