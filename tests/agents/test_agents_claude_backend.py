@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SECRET_KEY
+from tests.agents.conftest import SECRET_KEY
 from engine.agents.claude import ClaudeBackend
 from engine.agents.errors import BackendUnavailable
 from events.agents import build_default_agent_configs

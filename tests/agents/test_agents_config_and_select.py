@@ -127,14 +127,14 @@ def test_select_auto(fake_builtin):
 
 def test_select_dotted_paths():
     config = PipelineConfig()
-    backend = make_backend("agents_test_backends:EchoBackend", config=config)
+    backend = make_backend("tests.agents.agents_test_backends:EchoBackend", config=config)
     assert backend.name == "echo" and backend.config is config
-    factory = make_backend("agents_test_backends:make_echo", config=config, replay_source="src")
+    factory = make_backend("tests.agents.agents_test_backends:make_echo", config=config, replay_source="src")
     assert factory.kwargs == {"config": config, "replay_source": "src"}
-    positional = make_backend("agents_test_backends:SourceBackend", config=config, replay_source="run-7")
+    positional = make_backend("tests.agents.agents_test_backends:SourceBackend", config=config, replay_source="run-7")
     assert positional.source == "run-7"
     with pytest.raises(BackendUnavailable, match="async call"):
-        make_backend("agents_test_backends:NotABackend", config=config)
+        make_backend("tests.agents.agents_test_backends:NotABackend", config=config)
     with pytest.raises(BackendUnavailable, match="cannot import"):
         make_backend("no_such_module_xyz:Thing", config=config)
     with pytest.raises(BackendUnavailable, match="unknown backend"):
