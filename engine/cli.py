@@ -294,7 +294,9 @@ def main() -> None:
 
     configure()
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # click *returns* a typer.Exit's code in this mode
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except _user_errors() as exc:

@@ -22,6 +22,7 @@ import sqlite_utils
 
 from events.base import GENESIS_HASH, Envelope, NewEvent, canonical_json, chain_hash, event_class
 from events.base import EffectResult
+import events.core  # noqa: F401,E402 - registers the event types verify_chain/import_jsonl look up by name
 from store.base import (
     ChainProblem,
     ConcurrencyError,
@@ -244,12 +245,21 @@ class SQLiteEventStore:
         prev_hash = GENESIS_HASH
         expected = 1
         cur = self.conn.execute(
-            "SELECT seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash, result_of "
+            # Text columns are read as bytes and decoded here: a tampered byte may leave invalid UTF-8,
+            # which sqlite3 would otherwise raise on while fetching (naming no seq).
+            "SELECT seq, CAST(type AS BLOB), version, CAST(scope AS BLOB), causation_seq, CAST(recorded_at AS BLOB), "
+            "CAST(payload AS BLOB), CAST(prev_hash AS BLOB), CAST(hash AS BLOB), CAST(result_of AS BLOB) "
             "FROM events WHERE run_id=? ORDER BY seq", (run_id,)
         )
         for seq, typ, version, scope, cause, recorded_at, payload_text, stored_prev, stored_hash, result_of in cur:
             if seq != expected:
                 return ChainProblem(expected, f"event {expected} is missing (next stored seq is {seq})")
+            try:
+                typ, scope, recorded_at, payload_text, stored_prev, stored_hash, result_of = (
+                    None if b is None else bytes(b).decode("utf-8")
+                    for b in (typ, scope, recorded_at, payload_text, stored_prev, stored_hash, result_of))
+            except UnicodeDecodeError:
+                return ChainProblem(seq, "a stored text column is not valid UTF-8")
             try:
                 payload = json.loads(payload_text)
             except (json.JSONDecodeError, TypeError):

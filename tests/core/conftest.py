@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from tests.core.helpers import read_log, run_engine, start_toy
 class RecordedRun:
     db: Path
     run_id: str
-    log: list[Envelope]
+    log: list[Envelope] = field(repr=False)
 
 
 @pytest.fixture(scope="session")
