@@ -187,11 +187,14 @@ class ClaudeBackend:
         except Exception as exc:  # the SDK's errors, and anything else: never raise to the engine
             if result is not None and result.is_error:
                 return _Attempt(failure=classify_error_result(_result_dict(result)))
+            if result is not None:
+                # A complete answer arrived before the CLI failed on its way out: keep it.
+                log.warning("cli_failed_after_result", effect_id=request.effect_id, error=self._redactor.text(str(exc))[:300])
+                return self._completed(request, result, texts, hooks, time.monotonic() - started)
             failure = classify_exception(exc)
-            if stderr:
-                failure = Failure(failure.message + "\nCLI stderr: " + "\n".join(stderr[-10:]),
-                                  failure.transient or assistant_error in {"rate_limit", "server_error"}, failure.cost_usd)
-            return _Attempt(failure=failure)
+            transient = failure.transient or assistant_error in {"rate_limit", "server_error"}
+            detail = ("\nCLI stderr: " + "\n".join(stderr[-10:])) if stderr else ""
+            return _Attempt(failure=Failure(failure.message + detail, transient, failure.cost_usd))
         if result is None:
             return _Attempt(failure=Failure("the CLI ended without a result message", transient=False))
         if result.is_error:

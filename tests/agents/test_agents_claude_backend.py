@@ -290,3 +290,10 @@ def test_other_sdk_auth_is_accepted(env):
 def test_provider_flag_set_to_false_is_not_credentials():
     with pytest.raises(BackendUnavailable):
         ClaudeBackend(PipelineConfig(), env={"CLAUDE_CODE_USE_BEDROCK": "0"})
+
+
+async def test_answer_is_kept_when_the_cli_fails_after_a_good_result(fake_claude, ctx, secret_env):
+    fake_claude.script({**ok(), "exit_code": 1})
+    backend, sleeps = make_backend(fake_claude, secret_env)
+    result = await backend.call(coder_request(), ctx)
+    assert isinstance(result, AgentCallCompleted) and result.code and sleeps.calls == []
