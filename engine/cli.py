@@ -133,7 +133,7 @@ def start(
     """Start a run and drive it to the end."""
     cfg = build_config(preset=preset, config_file=config, overrides=set_,
                        extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget})
-    backend = runs_mod.make_backend(agent, cfg)
+    backend = runs_mod.make_backend(agent, cfg, db=runs_mod.db_path(db))
     store, path = _store(db, must_exist=False)
     new_id = runs_mod.create_run(store, db=path, task_spec=task, strategy=strategy,
                                  backend_name=getattr(backend, "record_name", agent), config=cfg, seed=seed,

@@ -53,22 +53,35 @@ class PreparedTask:
     label: str
 
 
-def make_backend(name: str, config: PipelineConfig) -> AgentBackend:
-    """Resolve ``--agent`` (claude|builtin|replay:RUN|auto|module:Attr) to a backend."""
-    if ":" in name and not name.startswith("replay:"):
-        import importlib
+def make_backend(name: str, config: PipelineConfig, *, db: Path | None = None) -> AgentBackend:
+    """Resolve ``--agent`` (claude|builtin|replay:RUN|auto|module:Attr) to a backend.
 
-        module_name, attr = name.split(":", 1)
-        try:
-            factory = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise EngineError(f"--agent {name}: cannot load the backend ({exc})") from None
-        backend = factory()
-        backend.record_name = name  # type: ignore[attr-defined]
+    The backend remembers the name to record in RunStarted (``record_name``): the resolved
+    one, so that ``auto`` resumes with the backend it chose, and a one-line
+    ``selection_note`` saying why.
+    """
+    from engine.agents.select import select_backend
+
+    replay_source = None
+    if name.startswith("replay:"):
+        source_run = name.split(":", 1)[1]
+        store = open_store(db_path(db), create=False)
+        from engine.agents.replay import ReplayBackend
+
+        replay_source = ReplayBackend(list(store.read(source_run)), source_label=f"run {source_run}")
+        backend: Any = replay_source
+        backend.record_name = name
+        backend.selection_note = f"backend: replay (answers recorded in run {source_run})"
         return backend
-    from engine.agents.select import make_backend as select
-
-    return select(name, config=config)
+    choice = select_backend(name, config=config)
+    backend = choice.backend
+    resolved = name if ":" in name else choice.name
+    try:
+        backend.record_name = resolved
+        backend.selection_note = choice.explanation
+    except AttributeError:  # a backend with __slots__: fall back to a wrapper-free record
+        pass
+    return backend
 
 
 def gpu_info() -> dict[str, Any]:
@@ -146,7 +159,7 @@ def drive(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None 
         raise RunFinished(f"run {run_id} is already {state.status}; nothing to resume")
     main = load_strategy(state.strategy)
     if backend is None:
-        backend = make_backend(state.backend, PipelineConfig.model_validate(state.config))
+        backend = make_backend(state.backend, PipelineConfig.model_validate(state.config), db=Path(store.path))
     holder: dict[str, Driver] = {}
     executors = make_executors(lambda: holder["d"].state, backend)
     driver = Driver(store, run_id, main=main, executors=executors, on_commit=on_commit,

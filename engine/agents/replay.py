@@ -1,0 +1,45 @@
+"""The replay backend: answers agent calls with the results recorded in an earlier run.
+
+Served by effect id, so a re-run of the same handlers asks exactly the recorded questions and
+gets exactly the recorded answers. When the handlers changed and ask something the old run
+never asked, the backend says so honestly (AgentCallFailed) instead of inventing an answer.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from events.base import Envelope
+from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
+from engine.agents.base import AgentContext, AgentResult
+
+
+class ReplayBackend:
+    name = "replay"
+
+    def __init__(self, replay_source: Iterable[Envelope], *, source_label: str = "the recorded run") -> None:
+        self.source_label = source_label
+        self._requests: dict[str, dict] = {}
+        self._results: dict[str, Envelope] = {}
+        for env in replay_source:
+            if env.type == "AgentCallRequested":
+                self._requests[env.payload["effect_id"]] = env.payload
+            elif env.type in ("AgentCallCompleted", "AgentCallFailed"):
+                self._results[env.payload["effect_id"]] = env
+
+    def __len__(self) -> int:
+        return len(self._results)
+
+    async def call(self, request: AgentCallRequested, ctx: AgentContext) -> AgentResult:
+        recorded = self._results.get(request.effect_id)
+        if recorded is None:
+            return AgentCallFailed(effect_id=request.effect_id,
+                                   error=f"replay: {self.source_label} has no answer for {request.effect_id}")
+        asked = self._requests.get(request.effect_id, {})
+        if asked.get("agent_type") != request.agent_type:
+            return AgentCallFailed(effect_id=request.effect_id, error=(
+                f"replay: {self.source_label} asked {asked.get('agent_type')} at {request.effect_id}, "
+                f"not {request.agent_type}"))
+        event = recorded.event()
+        assert isinstance(event, (AgentCallCompleted, AgentCallFailed))
+        return event.model_copy(update={"elapsed_s": 0.0})
