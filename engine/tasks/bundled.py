@@ -16,8 +16,6 @@ directory that already holds the same files does nothing.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +28,7 @@ from engine.tasks.bundled_data import SPECS, BundledSpec
 from engine.tasks.description import render_description
 from engine.tasks.leaderboard import from_gap
 from engine.tasks.loader import load_task
+from engine.tasks.meta_io import TASK_JSON, dump_meta, write_atomic
 from engine.tasks.metrics import metric_info, score_predictions
 from engine.tasks.model import LoadedTask, ScoringSpec, TaskError, TaskMeta
 from engine.tasks.reference import reference_score
@@ -153,7 +152,7 @@ def _sha(data: bytes) -> str:
 
 
 def _is_prepared(prepared: Path, name: str) -> bool:
-    meta_file = prepared / "task.json"
+    meta_file = prepared / TASK_JSON
     if not meta_file.is_file():
         return False
     try:
@@ -171,14 +170,6 @@ def _is_prepared(prepared: Path, name: str) -> bool:
     )
 
 
-def _write(path: Path, data: bytes) -> None:
-    # Write-then-rename, so a concurrent reader never sees a half-written file.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def prepare_bundled(name: str, dest: Path) -> Path:
     """Prepare bundled task ``name`` into ``dest`` (the competition dir); returns ``dest``."""
     spec = _spec(name)
@@ -188,10 +179,10 @@ def prepare_bundled(name: str, dest: Path) -> Path:
         return dest
     files, meta = _render(spec)
     for rel, data in files.items():
-        _write(prepared / rel, data)
+        write_atomic(prepared / rel, data)
+    # task.json last: its file hashes are what marks the preparation complete.
     meta = meta.model_copy(update={"files": {rel: _sha(d) for rel, d in sorted(files.items())}})
-    text = json.dumps(meta.model_dump(mode="json", exclude_none=True), indent=2, sort_keys=True)
-    _write(prepared / "task.json", (text + "\n").encode("utf-8"))
+    write_atomic(prepared / TASK_JSON, dump_meta(meta))
     log.info("task.prepared", task=name, dest=str(dest))
     return dest
 

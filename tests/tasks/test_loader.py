@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from engine.tasks import TaskError, load_task
+from engine.tasks import TaskError, load_task, write_task_json
 from tests.tasks.helpers import write_split_task
 
 ANSWERS = pd.DataFrame({"id": [1, 2, 3, 4], "y": [0.5, 1.5, 2.0, 3.0]})
@@ -85,7 +85,8 @@ def test_direction_is_inferred_from_known_metric_names(tmp_path, metric, directi
 
 
 def test_metric_is_inferred_from_an_unambiguous_evaluation_section(tmp_path):
-    text = "# Comp\n\nPredict y.\n\n## Evaluation\n\nScored on root mean squared error.\n\n## Data\n\nAccuracy matters.\n"
+    text = ("# Comp\n\nPredict y.\n\n## Evaluation\n\nScored on root mean squared error.\n\n"
+            "## Data\n\nAccuracy matters.\n")
     task = load_task(_plain(tmp_path / "t", None, description=text))
     assert task.metric == "rmse"
 
@@ -195,3 +196,13 @@ def test_unreadable_yaml(tmp_path):
     root = _plain(tmp_path / "t", None)
     (root / "task.yaml").write_text("evaluation_metric: [unclosed\n")
     assert "cannot be read as metadata" in _error(root)
+
+
+def test_write_task_json_lets_a_later_load_skip_task_yaml(tmp_path):
+    root = write_split_task(tmp_path / "comp" / "prepared", ANSWERS, SAMPLE,
+                            meta={"evaluation_metric": "rmse"})
+    first = load_task(tmp_path / "comp")
+    path = write_task_json(first)
+    assert path == root / "task.json"
+    (root / "task.yaml").unlink()
+    assert load_task(tmp_path / "comp") == first
