@@ -82,7 +82,10 @@ def _read_answers(task: LoadedTask) -> pd.DataFrame:
             f"task {task.competition_id} has no private answers (looked for private/answers.csv "
             f"under {task.root}); it cannot be graded"
         )
-    answers = pd.read_csv(task.answers)
+    try:
+        answers = pd.read_csv(task.answers)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise TaskError(f"{task.answers}: cannot read the answers: {exc}") from exc
     if task.id_column not in answers.columns:
         raise TaskError(f"{task.answers}: no id column {task.id_column!r}")
     return answers

@@ -97,7 +97,10 @@ def _columns(meta: TaskMeta, sample: Path | None, hint: Path) -> tuple[str, tupl
                 f"{declared}; keep only one of them"
             )
         declared = [meta.target_column]
-    header = list(pd.read_csv(sample, nrows=0).columns) if sample else None
+    try:
+        header = list(pd.read_csv(sample, nrows=0).columns) if sample else None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise TaskError(f"{sample}: cannot read the sample submission's header: {exc}") from exc
 
     if meta.id_column is not None:
         id_column = meta.id_column

@@ -206,3 +206,9 @@ def test_write_task_json_lets_a_later_load_skip_task_yaml(tmp_path):
     assert path == root / "task.json"
     (root / "task.yaml").unlink()
     assert load_task(tmp_path / "comp") == first
+
+
+def test_empty_sample_submission(tmp_path):
+    root = _plain(tmp_path / "t", {"evaluation_metric": "rmse"})
+    (root / "sample_submission.csv").write_text("")
+    assert "cannot read the sample submission's header" in _error(root)
