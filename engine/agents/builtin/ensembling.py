@@ -1,0 +1,118 @@
+"""Phase 3 roles: ens_planner (how to combine, guided by scores) and ensembler (one program)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from engine.agents.builtin.common import Call, CannotAnswer, Reply, as_float, better, code_reply
+from engine.agents.builtin.render import render_solution
+from engine.agents.builtin.retrieval import merge_specs
+from engine.agents.builtin.spec import parse_spec
+
+ENSEMBLE_RE = re.compile(r"\[builtin-ensemble: (\{.*?\})\]")
+_LEARNED = ("weighted", "stacking")
+_ROBUST = ("median", "rank")
+_DESCRIPTION = {
+    "mean": "Average the predictions of every model of the solutions (probabilities for classification).",
+    "weighted": "Blend the models with weights fitted on the validation split by greedy forward "
+                "selection with replacement, so stronger models count more.",
+    "stacking": "Stack: a logistic/ridge meta-model learns from out-of-fold predictions of the "
+                "training split, then combines the models' validation and test predictions.",
+    "rank": "Rank-average: replace each model's predictions by their ranks before averaging, "
+            "so differently calibrated models weigh equally.",
+    "median": "Take the per-row median of the models' predictions, robust to one outlying model.",
+}
+_VARIANTS = {"weighted": ("rounds", [25, 50, 10]), "stacking": ("meta_c", [1.0, 0.1, 10.0])}
+
+
+def settings_of(plan: str) -> dict | None:
+    """The combine settings a plan asks for: our tag first, else keywords."""
+    m = ENSEMBLE_RE.search(plan or "")
+    if m:
+        try:
+            return json.loads(m.group(1))
+        except ValueError:
+            return None
+    low = (plan or "").lower()
+    for word, method in (("stack", "stacking"), ("rank", "rank"), ("weight", "weighted"),
+                         ("median", "median"), ("averag", "mean"), ("mean", "mean")):
+        if word in low:
+            return {"combine": method}
+    return None
+
+
+def _methods(call: Call) -> list[str]:
+    methods = ["mean", "weighted", "stacking", "rank", "median"]
+    if call.kind == "regression" or call.metric == "logloss":
+        methods.remove("rank")          # ranks are not values or probabilities
+    return methods
+
+
+def ens_planner(call: Call) -> Reply:
+    """{solutions, plans, scores} -> a combination not tried yet, steered by what scored well."""
+    plans = [str(p) for p in call.list_var("plans")]
+    scores = [as_float(s) for s in call.list_var("scores")]
+    history = [(settings_of(p), scores[i] if i < len(scores) else None) for i, p in enumerate(plans)]
+    tried = {json.dumps(s, sort_keys=True) for s, _ in history if s}
+    tried_methods = {s.get("combine") for s, _ in history if s}
+    best, best_score = None, None
+    for settings, score in history:
+        if settings and better(score, best_score, call.maximize):
+            best, best_score = settings, score
+    order = _methods(call)
+    if best is not None:
+        # Learned blends won so far -> try the other learned one next; else robust ones.
+        family = _LEARNED if best.get("combine") in _LEARNED else _ROBUST
+        order.sort(key=lambda m: m not in family)
+    choice = None
+    for method in order:
+        if method not in tried_methods:
+            choice = {"combine": method}
+            break
+    if choice is None and best is not None and best.get("combine") in _VARIANTS:
+        key, values = _VARIANTS[best["combine"]]
+        for value in values:
+            candidate = {"combine": best["combine"], key: value}
+            if json.dumps(candidate, sort_keys=True) not in tried and best.get(key) != value:
+                choice = candidate
+                break
+    if choice is None:
+        for method in order:
+            if method in _VARIANTS:
+                key, values = _VARIANTS[method]
+                for value in values:
+                    candidate = {"combine": method, key: value}
+                    if json.dumps(candidate, sort_keys=True) not in tried:
+                        choice = candidate
+                        break
+            if choice:
+                break
+    if choice is None:
+        raise CannotAnswer("builtin ens_planner: every combination method it knows was tried")
+    text = _DESCRIPTION[choice["combine"]]
+    if len(choice) > 1:
+        text += " Settings: " + ", ".join(f"{k}={v}" for k, v in choice.items() if k != "combine") + "."
+    if best is not None:
+        text += f" Best so far: {best.get('combine')} with {best_score}."
+    return Reply(text=f"{text} [builtin-ensemble: {json.dumps(choice, sort_keys=True)}]")
+
+
+def ensembler(call: Call) -> Reply:
+    """{solutions, plan} -> ONE program training every model of the solutions and combining them."""
+    solutions = [str(s) for s in call.list_var("solutions")]
+    specs = [parse_spec(s) for s in solutions]
+    usable = [s for s in specs if s is not None]
+    if not usable:
+        raise CannotAnswer("builtin ensembler: none of the solutions carries a builtin spec")
+    merged = usable[0]
+    for other in usable[1:]:
+        merged = merge_specs(merged, other)
+    settings = settings_of(call.text_var("plan")) or {"combine": "mean"}
+    if settings.get("combine") not in _DESCRIPTION:
+        settings = {"combine": "mean"}
+    merged["train"] = {**{k: v for k, v in merged["train"].items() if k == "final_fit"}, **settings}
+    note = f"Ensemble of {len(merged['model']['members'])} models from {len(usable)} solutions ({settings['combine']})."
+    if len(usable) < len(solutions):
+        note += f" {len(solutions) - len(usable)} solution(s) without a builtin spec were left out."
+    return code_reply(render_solution(merged), note)

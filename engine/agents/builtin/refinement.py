@@ -1,0 +1,209 @@
+"""Phase 2 roles: ablation, summarize, extractor, coder, planner (Algorithm 2)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from engine.agents.builtin.catalog import FAMILIES
+from engine.agents.builtin.common import (Call, CannotAnswer, Reply, as_float, block_reply, code_reply,
+                                          require_spec)
+from engine.agents.builtin.render import render_ablation, render_section
+from engine.agents.builtin.search import apply_changes, dimensions, parse_changes, plan_text, propose
+from engine.agents.builtin.spec import GENE_KEY, MARKER_RE, clone, parse_gene_block, section_block
+
+COMPONENT_LOCUS = {
+    "feature_engineering": "DATA", "scaling": "DATA", "categorical_encoding": "DATA",
+    "missing_indicators": "DATA", "model_capacity": "MODEL", "ensemble_members": "MODEL",
+    "regularization": "REGULARIZATION", "loss_weighting": "LOSS", "blending": "TRAINING_TRICKS",
+}
+_STRONGER = {"C": lambda v: v / 10, "alpha": lambda v: v * 10, "min_samples_leaf": lambda v: int(v) * 4,
+             "l2_regularization": lambda v: max(1.0, v * 10), "max_depth": lambda v: 6, "subsample": lambda v: 0.6}
+_CAPACITY = ("n_estimators", "max_iter", "n_neighbors", "hidden_layer_sizes")
+ABLATION_LINE = re.compile(r"^ABLATION (\S+) \| (.*?) \| \w+=([-+\d.eE]+|nan)\s*$", re.M)
+
+
+def _variant(spec: dict[str, Any], component: str) -> tuple[str, dict[str, Any]] | None:
+    """(description, changed spec) for one component, or None when it does not apply."""
+    out = clone(spec)
+    data, members = out["data"], out["model"]["members"]
+    if component == "feature_engineering":
+        data["features"] = [] if data["features"] else ["missing_count", "row_stats"]
+        return ("engineered features removed" if spec["data"]["features"] else "row statistics and missing counts added"), out
+    if component == "scaling":
+        data["prep"]["scale"] = "standard" if data["prep"]["scale"] == "none" else "none"
+        return f"numeric scaling {spec['data']['prep']['scale']} -> {data['prep']['scale']}", out
+    if component == "categorical_encoding":
+        data["prep"]["encode"] = "onehot" if data["prep"]["encode"] == "ordinal" else "ordinal"
+        return f"categorical encoding {spec['data']['prep']['encode']} -> {data['prep']['encode']}", out
+    if component == "missing_indicators":
+        data["prep"]["indicators"] = not data["prep"].get("indicators")
+        return f"missing-value indicator columns {'on' if data['prep']['indicators'] else 'off'}", out
+    if component == "model_capacity":
+        changed = []
+        for member in members:
+            family = FAMILIES[member["family"]]
+            for param in _CAPACITY:
+                if param in member["params"] and param in family.space:
+                    values = family.space[param]
+                    pos = values.index(member["params"][param]) if member["params"][param] in values else len(values) - 1
+                    member["params"][param] = values[max(0, pos - 2)]
+                    changed.append(f"{member['name']}.{param}={member['params'][param]}")
+                    break
+        return (f"smaller models ({', '.join(changed)})", out) if changed else None
+    if component == "regularization":
+        changed = []
+        for params in out["reg"].values():
+            for param, value in params.items():
+                if param in _STRONGER and value is not None:
+                    params[param] = _STRONGER[param](value)
+                    changed.append(param)
+                elif param == "max_depth":
+                    params[param] = 6
+                    changed.append(param)
+        return (f"stronger regularisation ({', '.join(sorted(set(changed)))})", out) if changed else None
+    if component == "loss_weighting":
+        if spec["kind"] == "classification":
+            out["loss"]["class_weight"] = None if spec["loss"].get("class_weight") else "balanced"
+            return f"class_weight {spec['loss'].get('class_weight')} -> {out['loss']['class_weight']}", out
+        out["loss"]["target_transform"] = "none" if spec["loss"].get("target_transform") != "none" else "standardize"
+        return f"target transform {spec['loss'].get('target_transform')} -> {out['loss']['target_transform']}", out
+    if component == "ensemble_members" and len(members) > 1:
+        out["model"]["members"] = members[:1]
+        return f"only {members[0]['name']} (other models dropped)", out
+    if component == "blending" and len(members) > 1:
+        out["train"]["combine"] = "weighted" if spec["train"].get("combine") != "weighted" else "mean"
+        return f"blend {spec['train'].get('combine')} -> {out['train']['combine']}", out
+    return None
+
+
+def ablation(call: Call) -> Reply:
+    """{solution_script, previous_ablations} -> a study varying 2-3 components not studied before."""
+    spec = require_spec(call.text_var("solution_script"), "ablation")
+    previous = " ".join(str(p) for p in call.list_var("previous_ablations")).lower()
+    names = list(COMPONENT_LOCUS)
+    call.rng("ablation").shuffle(names)
+    names.sort(key=lambda name: name in previous)          # untried components first
+    chosen: list[tuple[str, str, dict[str, Any]]] = []
+    loci: set[str] = set()
+    for prefer_new_locus in (True, False):
+        for name in names:
+            if len(chosen) == 3 or any(c[0] == name for c in chosen):
+                continue
+            if prefer_new_locus and COMPONENT_LOCUS[name] in loci:
+                continue
+            variant = _variant(spec, name)
+            if variant is not None and variant[1] != spec:
+                chosen.append((name, variant[0], variant[1]))
+                loci.add(COMPONENT_LOCUS[name])
+    if len(chosen) < 2:
+        raise CannotAnswer("builtin ablation: fewer than two components of this solution can be varied")
+    variants = [("baseline", "solution as is", spec)] + chosen
+    return code_reply(render_ablation(spec, variants),
+                      "Ablation over " + ", ".join(c[0] for c in chosen) + ".")
+
+
+def summarize(call: Call) -> Reply:
+    """{ablation_code, raw_result} -> which component matters most, read from the printed scores."""
+    raw = call.text_var("raw_result")
+    rows = [(m.group(1), m.group(2), as_float(m.group(3))) for m in ABLATION_LINE.finditer(raw)]
+    if not rows or rows[0][0] != "baseline" or rows[0][2] is None:
+        tail = raw.strip().splitlines()[-5:]
+        return Reply(text="The ablation study printed no readable scores, so no component can be ranked. "
+                          "Last output lines: " + " / ".join(tail))
+    base = rows[0][2]
+    lines = [f"Baseline {call.metric}: {base:.6f} ({'higher' if call.maximize else 'lower'} is better)."]
+    effects = []
+    for name, description, score in rows[1:]:
+        if score is None:
+            lines.append(f"- [component: {name}] {description}: the variant failed to score.")
+            continue
+        delta = score - base
+        hurt = delta < 0 if call.maximize else delta > 0
+        verdict = "hurts, so the current setting matters" if hurt else "helps, so this is worth changing"
+        lines.append(f"- [component: {name}] {description}: {score:.6f} ({delta:+.6f}); the change {verdict}.")
+        effects.append((abs(delta), name, hurt))
+    if effects:
+        size, name, hurt = max(effects)
+        lines.append(f"Most impactful component: {name} (|change| {size:.6f}); "
+                     f"{'keep' if hurt else 'revise'} the {COMPONENT_LOCUS.get(name, 'related')} settings first.")
+    return Reply(text="\n".join(lines))
+
+
+def _mini_spec(call: Call, locus: str, gene: dict[str, Any]) -> dict[str, Any]:
+    """Enough of a spec to render one section (a section depends only on its gene and the task)."""
+    return {"kind": call.kind, "metric": call.metric, "seed": call.ctx.seed, "title": "",
+            GENE_KEY[locus]: gene}
+
+
+def render_gene(call: Call, locus: str, gene: dict[str, Any]) -> str:
+    return render_section(_mini_spec(call, locus, gene), locus)
+
+
+def extractor(call: Call) -> Reply:
+    """{solution_script, ablation_summary, previous_code_blocks} -> a verbatim block and a plan."""
+    script = call.text_var("solution_script")
+    spec = require_spec(script, "extractor")
+    summary = call.text_var("ablation_summary")
+    done = {m.group(1) for b in call.list_var("previous_code_blocks") for m in MARKER_RE.finditer(str(b))}
+    named = re.search(r"Most impactful component: (\w+)", summary)
+    order = ([COMPONENT_LOCUS[named.group(1)]] if named and named.group(1) in COMPONENT_LOCUS else [])
+    order += ["MODEL", "REGULARIZATION", "DATA", "LOSS"]
+    if len(spec["model"]["members"]) > 1:
+        order.append("TRAINING_TRICKS")
+    order = [l for i, l in enumerate(order) if l not in order[:i]]
+    order.sort(key=lambda locus: locus in done)            # blocks not improved before first
+    for locus in order:
+        block = section_block(script, locus)
+        parsed = parse_gene_block(block or "")
+        if block is None or parsed is None:
+            continue
+        dims = dimensions(locus, parsed[1], call.kind)
+        changes = propose(dims, [], call.maximize, call.rng(locus))
+        if changes:
+            why = f"The ablation summary points at {named.group(1)}." if named else ""
+            plan = plan_text(locus, dims, changes, why)
+            structured = {"plans": [{"code_block": block, "plan": plan}]}
+            return Reply(text=json.dumps(structured, indent=2), structured=structured)
+    raise CannotAnswer("builtin extractor: no section of this script has a setting left to change")
+
+
+def _block_gene(call: Call, block: str, role: str) -> tuple[str, dict[str, Any]]:
+    parsed = parse_gene_block(block or "")
+    if parsed is None:
+        raise CannotAnswer(f"builtin {role}: the code block is not a builtin gene section "
+                           "(no '# [SECTION: X]' marker with a '# builtin-gene:' line)")
+    return parsed
+
+
+def coder(call: Call) -> Reply:
+    """{code_block, plan} -> the block rewritten with the plan's settings."""
+    block = call.text_var("code_block")
+    locus, gene = _block_gene(call, block, "coder")
+    dims = dimensions(locus, gene, call.kind)
+    changes = parse_changes(call.text_var("plan"), dims)
+    if not changes:
+        raise CannotAnswer("builtin coder: the plan names no setting of this block it can change "
+                           f"(settings: {', '.join(d.key for d in dims)})")
+    return block_reply(render_gene(call, locus, apply_changes(locus, gene, changes)),
+                       f"Applied: {json.dumps(changes, sort_keys=True)}")
+
+
+def planner(call: Call) -> Reply:
+    """{code_block, plans, scores} -> the next plan of a coordinate search over the block."""
+    block = call.text_var("code_block")
+    locus, gene = _block_gene(call, block, "planner")
+    dims = dimensions(locus, gene, call.kind)
+    plans = [str(p) for p in call.list_var("plans")]
+    scores = [as_float(s) for s in call.list_var("scores")]
+    history = [(parse_changes(p, dims), scores[i] if i < len(scores) else None) for i, p in enumerate(plans)]
+    changes = propose(dims, history, call.maximize, call.rng("planner"))
+    if not changes:
+        raise CannotAnswer("builtin planner: every setting of this block near the best plan was tried")
+    scored = [s for _, s in history if s is not None]
+    context = ""
+    if scored:
+        best = max(scored) if call.maximize else min(scored)
+        context = f"Best score so far {best:.6f} over {len(history)} plans; moving one setting from the best plan."
+    return Reply(text=plan_text(locus, dims, changes, context))
