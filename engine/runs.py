@@ -168,3 +168,28 @@ def drive(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None 
     final = anyio.run(driver.run)
     store.set_status(run_id, final.status)
     return final
+
+
+def locate_run_submission(run_id: str, db: str | Path | None = None):
+    """The task and the submission file of a run, for ``engine grade RUN_ID``."""
+    from engine.tasks import load_task
+
+    store = open_store(db_path(db), create=False)
+    state = fold(store.read(run_id))
+    if not state.run_dir:
+        raise EngineError(f"run {run_id} has no RunStarted event")
+    task_root = Path(state.run_dir) / "task"
+    candidates = [p for p in task_root.iterdir() if p.is_dir()] if task_root.is_dir() else []
+    task = None
+    for root in [task_root, *candidates]:
+        try:
+            task = load_task(root)
+            if task.public_dir.resolve() == Path(state.task_dir).resolve():
+                break
+        except Exception:
+            continue
+    if task is None:
+        task = load_task(Path(state.task_dir))
+    if not state.submission_path:
+        raise EngineError(f"run {run_id} has no submission ({state.status}); nothing to grade")
+    return task, Path(state.submission_path)
