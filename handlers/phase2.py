@@ -79,9 +79,9 @@ async def write_ablation(wf: Workflow, t: int, s_t: SolutionScript, summaries: l
 
 
 async def run_ablation(wf: Workflow, t: int, script: str, parent_id: str,
-                       deadline_s: float | None) -> tuple[str, bool, str]:
+                       deadline_s: float | None) -> tuple[str, str, bool, str]:
     """REQ-P2O-020/021: run it through the debug flow; never scored, never leakage-checked.
-    Returns (stdout + stderr, ran cleanly, id of the version that ran last)."""
+    Returns (the version that ran last, its stdout + stderr, ran cleanly, its solution id)."""
     ev = await evaluate_with_retry(
         wf, SolutionScript(content=script, phase=SolutionPhase.refined), name=f"t{t}/ablation-run",
         purpose="ablation", timeout_s=ablation_timeout(wf, deadline_s), origin="ablation",
@@ -92,7 +92,7 @@ async def run_ablation(wf: Workflow, t: int, script: str, parent_id: str,
         first = (res.error_traceback or res.stderr or "").strip().splitlines()[-1:] or [""]
         warn(wf, "ablation still failing after debugging; its summary is empty (REQ-P2O-021)",
              outer_step=t, exit_code=res.exit_code, error=first[0][:200])
-    return raw, not res.is_error, ev.solution_id
+    return ev.solution.content, raw, not res.is_error, ev.solution_id
 
 
 async def summarize(wf: Workflow, t: int, script: str, raw: str,
@@ -234,7 +234,7 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
             a_t = await write_ablation(wf, t, s_t, T_abl, session_key)
             raw, ran_ok, abl_id = "", False, None
             if a_t is not None:
-                raw, ran_ok, abl_id = await run_ablation(wf, t, a_t, best_id, deadline_s)
+                a_t, raw, ran_ok, abl_id = await run_ablation(wf, t, a_t, best_id, deadline_s)
             else:
                 warn(wf, "ablation agent gave no code; its summary is empty", outer_step=t)
             summary, fell_back = (await summarize(wf, t, a_t, raw, session_key)) if ran_ok else ("", False)
