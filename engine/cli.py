@@ -290,9 +290,12 @@ _mount_optional()
 
 
 def main() -> None:
+    import os
+
     from engine.logs import configure
 
-    configure()
+    # Warnings and errors by default; ENGINE_LOG_LEVEL=INFO shows every effect as it runs.
+    configure(os.environ.get("ENGINE_LOG_LEVEL", "WARNING"))
     try:
         code = app(standalone_mode=False)  # click *returns* a typer.Exit's code in this mode
         if isinstance(code, int) and code:
