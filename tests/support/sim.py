@@ -69,11 +69,13 @@ class SimRun:
 
 def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None = None,
              task: TaskDescription | None = None, seed: int = 0, order_seed: int | None = None,
-             seconds_per_result: float = 1.0, max_steps: int = 100_000) -> SimRun:
+             seconds_per_result: float = 1.0, max_steps: int = 100_000,
+             params: dict[str, Any] | None = None) -> SimRun:
     rt = Runtime(main)
     run = SimRun()
     start = RunStarted(strategy="sim", backend="sim", seed=seed, config=(config or PipelineConfig()).model_dump(mode="json"),
-                       task=task or make_task(), task_dir="/nonexistent", run_dir="/nonexistent")
+                       task=task or make_task(), task_dir="/nonexistent", run_dir="/nonexistent",
+                       params=params or {})
     pending: list[Any] = []
     rng = random.Random(order_seed)
     now = 0.0
