@@ -206,6 +206,15 @@ async def extract_block(wf: Workflow, t: int, s_t: SolutionScript, summary: str,
 # --- §6-7: the outer loop of one path ------------------------------------------------------
 
 
+@dataclass
+class PathProgress:
+    """What a path has reached so far; survives the path's cancellation (digest 05 §10.10)."""
+
+    best_score: float
+    best_solution_id: str
+    steps_done: int = 0
+
+
 def _step(t: int, summary: str, block: str, plan: str, attempts: list[Any], best: float,
           skipped: bool, reason: str | None) -> dict[str, Any]:
     """REQ-P2O-030 step record (plus the reason of a skip)."""
@@ -215,8 +224,10 @@ def _step(t: int, summary: str, block: str, plan: str, attempts: list[Any], best
 
 
 async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, initial_score: float, *,
-                                deadline_s: float | None = None, session_key: str | None = None) -> Phase2Result:
-    """REQ-P2O-019 in the scope of ``wf``. Never returns a worse solution than it received."""
+                                deadline_s: float | None = None, session_key: str | None = None,
+                                progress: PathProgress | None = None) -> Phase2Result:
+    """REQ-P2O-019 in the scope of ``wf``. Never returns a worse solution than it received.
+    ``progress`` (optional) is kept up to date for a caller that may cancel the loop."""
     T, direction = wf.config.outer_loop_steps, direction_of(wf)
     s_t = s_final = initial_solution                                     # s_0, never mutated (P2O-043)
     h_best, best_id = initial_score, initial_solution.solution_id
@@ -263,6 +274,8 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
         T_abl.append(summary)                                            # L26 (P2O-022)
         C.append(CodeBlock(content=block, outer_step=t))                 # L27 (P2O-023/044)
         history.append(_step(t, summary, block, plan, list(attempts), h_best, skip is not None, skip))
+        if progress is not None:
+            progress.best_score, progress.best_solution_id, progress.steps_done = h_best, best_id, t + 1
         wf.record(OuterStepCompleted(outer_step=t, ablation_summary=summary, code_block=block, plan=plan,
                                      inner_loop_attempts=[a.model_dump(mode="json") for a in attempts],
                                      best_score_after_step=h_best, best_solution_id=best_id,
@@ -285,16 +298,22 @@ def failed_path_result(solution: SolutionScript, score: float, error: str) -> Ph
 async def run_phase2_path(wf: Workflow, path_index: int, solution: SolutionScript, score: float, *,
                           deadline_s: float | None) -> Phase2Result:
     """One path in its own scope and agent session (REQ-OR-020/021); its failure stays its own
-    (REQ-OR-022): an unexpected exception gives the Phase 1 solution back with ``failed=True``."""
+    (REQ-OR-022): an unexpected exception gives the Phase 1 solution back with ``failed=True``.
+    A cancelled path (the caller's guard timer) records how far it got, then lets the
+    cancellation through."""
     pwf = wf.at(f"phase2/path-{path_index}")
     budget = None if deadline_s is None else deadline_s - wf.now     # REQ-OR-026
     pwf.record(PhaseStarted(phase=pwf.scope, budget_s=budget))
     start = solution.model_copy(deep=True)                           # the path's own copy (REQ-OR-020)
+    progress = PathProgress(score, solution.solution_id)
     try:
         result = await run_phase2_outer_loop(pwf, start, score, deadline_s=deadline_s,
-                                             session_key=f"path-{path_index}")
+                                             session_key=f"path-{path_index}", progress=progress)
         failed = False
-    except Cancelled:
+    except Cancelled as exc:
+        pwf.record(PhaseCompleted(phase=pwf.scope, result={
+            "failed": True, "cancelled": True, "reason": str(exc), "best_score": progress.best_score,
+            "best_solution_id": progress.best_solution_id, "steps_done": progress.steps_done}))
         raise
     except Exception as exc:  # noqa: BLE001 - isolate the path, keep the reason in the log
         error = f"{type(exc).__name__}: {exc}"
@@ -311,19 +330,13 @@ async def run_phase2_path(wf: Workflow, path_index: int, solution: SolutionScrip
 async def run_phase2(wf: Workflow, phase1_solution: SolutionScript, phase1_score: float, *,
                      deadline_s: float | None) -> list[Phase2Result]:
     """REQ-OR-013/018/019/023: L paths from the same Phase 1 solution, concurrently; results in
-    path order, one per path (a failed path's slot holds the Phase 1 solution)."""
-    L = wf.config.num_parallel_solutions
-    p2 = wf.at("phase2")
+    path order, one per path (a failed path's slot holds the Phase 1 solution). The caller
+    brackets the phase itself (PhaseStarted/Completed "phase2"); each path brackets its own."""
     # Parents must exist in the log; a no-op when Phase 1 recorded the script already.
-    p2.record_solution(phase1_solution.content, phase=phase1_solution.phase, origin="phase1", parents=[],
-                       source_model=phase1_solution.source_model)
-    p2.record(PhaseStarted(phase="phase2", budget_s=None if deadline_s is None else deadline_s - wf.now))
-    results = await wf.gather(*(run_phase2_path(wf, i, phase1_solution, phase1_score, deadline_s=deadline_s)
-                                for i in range(L)))
-    p2.record(PhaseCompleted(phase="phase2", result={
-        "best_scores": [r.best_score for r in results],
-        "failed_paths": [i for i, r in enumerate(results) if r.step_history[:1] and r.step_history[0].get("failed")]}))
-    return results
+    wf.at("phase2").record_solution(phase1_solution.content, phase=phase1_solution.phase, origin="phase1",
+                                    parents=[], source_model=phase1_solution.source_model)
+    return await wf.gather(*(run_phase2_path(wf, i, phase1_solution, phase1_score, deadline_s=deadline_s)
+                             for i in range(wf.config.num_parallel_solutions)))
 
 
 def phase2_result_json(result: Phase2Result) -> dict[str, Any]:
@@ -351,8 +364,13 @@ async def phase2_only(wf: Workflow) -> None:
     score = float(params["initial_score"])
     s0 = SolutionScript(content=str(params["initial_solution"]), phase=SolutionPhase.merged, score=score)
     wf.record_solution(s0.content, phase=s0.phase, origin="input", parents=[], detail={"score": score})
-    results = await run_phase2(wf, s0, score, deadline_s=float(wf.config.time_limit_seconds))
+    deadline = float(wf.config.time_limit_seconds)
+    wf.record(PhaseStarted(phase="phase2", budget_s=deadline - wf.now))
+    results = await run_phase2(wf, s0, score, deadline_s=deadline)
     best = best_of(results, wf)
+    wf.record(PhaseCompleted(phase="phase2", result={
+        "best_scores": [r.best_score for r in results],
+        "failed_paths": [i for i, r in enumerate(results) if any(h.get("failed") for h in r.step_history)]}))
     wf.complete(submission_path="", best_score=best.best_score,
                 result={"phase2_results": [phase2_result_json(r) for r in results],
                         "best_solution_id": best.best_solution.solution_id})
@@ -363,6 +381,7 @@ __all__ = [
     "AUTO_SUMMARY_PREFIX",
     "Extraction",
     "NoBlock",
+    "PathProgress",
     "ablation_timeout",
     "extract_block",
     "failed_path_result",
