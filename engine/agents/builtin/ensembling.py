@@ -62,8 +62,8 @@ def ens_planner(call: Call) -> Reply:
             best, best_score = settings, score
     order = _methods(call)
     if best is not None:
-        # Learned blends won so far -> try the other learned one next; else robust ones.
-        family = _LEARNED if best.get("combine") in _LEARNED else _ROBUST
+        # A robust blend won so far -> try the other robust one next; else learned blends.
+        family = _ROBUST if best.get("combine") in _ROBUST else _LEARNED
         order.sort(key=lambda m: m not in family)
     choice = None
     for method in order:

@@ -148,7 +148,11 @@ def extractor(call: Call) -> Reply:
     summary = call.text_var("ablation_summary")
     done = {m.group(1) for b in call.list_var("previous_code_blocks") for m in MARKER_RE.finditer(str(b))}
     named = re.search(r"Most impactful component: (\w+)", summary)
-    order = ([COMPONENT_LOCUS[named.group(1)]] if named and named.group(1) in COMPONENT_LOCUS else [])
+    # A component whose change helped shows room to improve; then the most impactful one.
+    helped = sorted(((abs(float(d)), c) for c, d in re.findall(
+        r"\[component: (\w+)\][^\n]*\(([-+][\d.eE+-]+)\); the change helps", summary)), reverse=True)
+    pointers = [c for _, c in helped] + ([named.group(1)] if named else [])
+    order = [COMPONENT_LOCUS[c] for c in pointers if c in COMPONENT_LOCUS]
     order += ["MODEL", "REGULARIZATION", "DATA", "LOSS"]
     if len(spec["model"]["members"]) > 1:
         order.append("TRAINING_TRICKS")
@@ -162,7 +166,7 @@ def extractor(call: Call) -> Reply:
         dims = dimensions(locus, parsed[1], call.kind)
         changes = propose(dims, [], call.maximize, call.rng(locus))
         if changes:
-            why = f"The ablation summary points at {named.group(1)}." if named else ""
+            why = f"The ablation summary points at {', '.join(pointers[:2])}." if pointers else ""
             plan = plan_text(locus, dims, changes, why)
             structured = {"plans": [{"code_block": block, "plan": plan}]}
             return Reply(text=json.dumps(structured, indent=2), structured=structured)

@@ -1,0 +1,93 @@
+"""Phase 3 (ens_planner, ensembler) and finalization (test, subsampling, contamination)."""
+
+from __future__ import annotations
+
+import re
+
+from engine.agents.builtin.spec import parse_spec
+from events.domain import DataContaminationResult
+
+
+def _solution(env, model):
+    return env.ok("init", task_description="", model_name=model, example_code="").code
+
+
+def test_ens_planner_walks_through_methods_guided_by_scores(regression):
+    sols = [_solution(regression, "random forest"), _solution(regression, "svm")]
+    first = regression.ok("ens_planner", solutions=sols, plans=[], scores=[]).text
+    second = regression.ok("ens_planner", solutions=sols, plans=[first], scores=[0.8]).text
+    third = regression.ok("ens_planner", solutions=sols, plans=[first, second], scores=[0.8, 0.7]).text
+    methods = [re.search(r'"combine": "(\w+)"', p).group(1) for p in (first, second, third)]
+    assert methods[:2] == ["mean", "weighted"]
+    assert methods[2] == "stacking"            # a learned blend won (lower RMSE) -> the other learned one
+    assert len(set(methods)) == 3
+
+
+def test_ensembler_runs_and_beats_its_members(regression):
+    sols = [_solution(regression, "random forest"), _solution(regression, "svm")]
+    plan = regression.ok("ens_planner", solutions=sols, plans=["x [builtin-ensemble: {\"combine\": \"mean\"}]"],
+                         scores=[0.9]).text
+    ens = regression.ok("ensembler", solutions=sols, plan=plan).code
+    spec = parse_spec(ens)
+    assert spec["train"]["combine"] == "weighted"
+    run = regression.run(ens)
+    assert run.rc == 0, run.stderr
+    members = [float(v) for v in re.findall(r"Member \S+: validation rmse = ([\d.]+)", run.stdout)]
+    assert len(members) == 2
+    assert run.score <= min(members) + 1e-9
+
+
+def test_stacking_ensemble_and_test_script_on_multiclass(multiclass):
+    sols = [_solution(multiclass, "extra trees"), _solution(multiclass, "logistic regression")]
+    ens = multiclass.ok("ensembler", solutions=sols, plan="Stack the models with a meta learner.").code
+    assert parse_spec(ens)["train"]["combine"] == "stacking"
+
+    # Finalization: extract and remove subsampling, then the full-data test script.
+    block = multiclass.ok("test", "subsampling_extract", **{"final solution": ens}).code
+    assert block in ens and "SUBSAMPLE_LIMIT" in block
+    no_sub = multiclass.ok("test", "subsampling_remove", **{"code block with subsampling": block}).code
+    assert ".sample(" not in no_sub
+    final_solution = ens.replace(block, no_sub, 1)
+    assert multiclass.ok("test", "subsampling_extract", **{"final solution": final_solution}).code is None
+
+    test_script = multiclass.ok("test", **{"task description": multiclass.task.description,
+                                           "final solution": final_solution}).code
+    assert 'FINAL_FIT = "full"' in test_script and "subsampling: begin" not in test_script
+    run = multiclass.run(test_script)
+    assert run.rc == 0, run.stderr
+    assert run.score is not None and run.score > 0.6
+    sub = run.submission
+    test = multiclass.data_dir.joinpath("test.csv").read_text().splitlines()
+    assert list(sub.columns) == ["PassengerId", "label"]
+    assert len(sub) == len(test) - 1
+    assert set(sub["label"]) <= {"high", "mid", "low"}
+    assert "final fit: full" in run.stdout
+
+
+def test_test_script_for_binary_auc_writes_probabilities(binary):
+    script = _solution(binary, "gradient boosting")
+    test_script = binary.ok("test", **{"task description": "", "final solution": script}).code
+    run = binary.run(test_script)
+    assert run.rc == 0, run.stderr
+    sub = run.submission
+    assert list(sub.columns) == ["id", "target"]
+    assert sub["target"].between(0, 1).all() and sub["target"].nunique() > 10
+
+
+def test_generic_subsampling_extract_and_remove(binary):
+    foreign = ("import pandas as pd\ntrain = pd.read_csv('./input/train.csv')\n"
+               "if len(train) > 30000:\n    train = train.sample(n=30000, random_state=0)\nprint(len(train))\n")
+    block = binary.ok("test", "subsampling_extract", **{"final solution": foreign}).code
+    assert block in foreign and ".sample(" in block and block.startswith("if ")
+    removed = binary.ok("test", "subsampling_remove", **{"code block with subsampling": block}).code
+    assert ".sample(" not in removed and "if len" not in removed
+
+
+def test_contamination_verdicts(binary):
+    script = _solution(binary, "random forest")
+    same = binary.ok("test", "contamination", **{"reference discussion": "Here is my code:\n" + script,
+                                                 "final solution": script}).structured
+    novel = binary.ok("test", "contamination", **{"reference discussion": "We used CatBoost with 10 folds.",
+                                                  "final solution": script}).structured
+    assert DataContaminationResult.model_validate(same).verdict == "Same"
+    assert DataContaminationResult.model_validate(novel).verdict == "Novel"
