@@ -90,6 +90,9 @@ async def evaluate_with_retry(
         if deadline_s is None:
             return timeout_s
         return max(1.0, min(timeout_s, deadline_s - wf.now))
+
+    def overdue() -> bool:
+        return deadline_s is not None and wf.now >= deadline_s
     requested_id = _record(wf, solution, origin=origin, parents=parents, detail=detail)
     current, current_id = solution, requested_id
     versions = [requested_id]
@@ -111,14 +114,19 @@ async def evaluate_with_retry(
                              expect_submission=expect_submission)
     eval_ids.append(done.effect_id)
     attempts = 0
-    while done.result.is_error and attempts < attempts_allowed and (deadline_s is None or wf.now < deadline_s):
+    while done.result.is_error and attempts < attempts_allowed and not overdue():
         attempts += 1
         fixed = await debug_once(wf, current, bug_text(done.result, timeout_s), name=f"{name}/debug-{attempts}")
         if fixed is None:
             break
         fixed_id = _record(wf, fixed, origin="debug", parents=[current_id], detail={"attempt": attempts})
         versions.append(fixed_id)
-        current, current_id = await checked(fixed, fixed_id, f"{name}/debug-{attempts}")
+        if overdue():  # a fix that arrives after the deadline stays on record but never runs
+            break
+        checked_fix, checked_id = await checked(fixed, fixed_id, f"{name}/debug-{attempts}")
+        if overdue():
+            break
+        current, current_id = checked_fix, checked_id
         done = await wf.evaluate(current_id, name=f"{name}/eval-{attempts}", purpose=purpose,
                                  timeout_s=time_left(), expect_submission=expect_submission)
         eval_ids.append(done.effect_id)
