@@ -137,6 +137,9 @@ class PipelineConfig(BaseModel):
     workers: int = Field(default=2, ge=1)
     tournament_size: int = Field(default=2, ge=1)
     max_chained_debug: int = Field(default=2, ge=0)
+    steps_per_epoch: int = Field(default=10, ge=1)
+    agent_profiles: int = Field(default=4, ge=1)
+    profile_evolution_every: int = Field(default=3, ge=1)
     # Engine fields.
     max_concurrent_agent_calls: int = Field(default=4, ge=1)
     max_concurrent_evaluations: int = Field(default=2, ge=1)
