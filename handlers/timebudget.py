@@ -3,24 +3,24 @@
 The run has ``time_limit_seconds`` of driven time (``T``). It is shared 10/65/15/10 between
 Phase 1, Phase 2, Phase 3 and finalization (``PipelineConfig.phase_time_budget``).
 
+*Redistribution.* Each phase's window is computed from the clock *when it starts*: the time
+left is split between the phases still to run (finalization included) in proportion to their
+shares, so a phase that finishes early leaves its unused time to all later ones. Phase 2
+starting at ``t`` gets ``(T − t) × 65 / (65 + 15 + 10)``: REQ-OR-026's ``remaining × 0.65 / 0.90``.
+When Phase 3 will not run (L = 1) its share is simply not in the sum.
+
 *Finalization reserve and "finalize now".* REQ-OR-034 says to finalize once less than
 ``max(10 % of T, 5 min)`` remains. That threshold is the time kept back for finalization:
 
     reserve = max(finalization share × T, 10 % × T, min(5 min, T / 2))
 
-so the three search phases share the window ``[0, T − reserve]`` and finalization always has at
-least ``reserve`` seconds. The 5-minute floor is capped at half the limit: with ``T = 60 s`` a
-literal ``max(6 s, 300 s)`` would finalize before Phase 1 even started and no submission could
-be produced. With the cap, a 60 s run searches for 30 s and finalizes in the next 30 s; for
-limits of 50 minutes and more the floor is at most 10 % and the split is exactly 10/65/15/10.
-
-*Redistribution.* Each phase's window is computed from the clock *when it starts*: the time
-left before the finalize-now point is split between the search phases still to run in
-proportion to their shares. A phase that finishes early leaves its unused time to the later
-ones; Phase 2 starting at ``t`` gets ``(T − reserve − t) × 65 / (65 + 15)``, which is REQ-OR-026's
-``remaining × 0.65 / 0.90`` when the reserve is the 10 % share. When Phase 3 will not run
-(L = 1), its share goes to Phase 2. Finalization gets everything left, and at least ``reserve``
-even if an earlier phase overran (so a 60 s run ends within 90 s, REQ-OR-024).
+No search phase's window reaches past ``T − reserve`` (the finalize-now point), and at a phase
+boundary past that point the remaining search phases are skipped. The 5-minute floor is capped
+at half the limit: with ``T = 60 s`` a literal ``max(6 s, 300 s)`` would finalize before Phase 1
+started and no submission could ever be produced. With the cap, a 60 s run searches for at
+most 30 s and finalizes in the rest; for limits of 50 minutes and more the floor is at most
+10 % and the split is exactly 10/65/15/10. Finalization gets everything left, and at least
+``reserve`` even if an earlier phase overran (so a 60 s run ends within 90 s, REQ-OR-024).
 
 *Soft and hard ends.* A phase is told ``soft_end_s`` as its ``deadline_s`` (it sizes evaluation
 timeouts from it and may wrap up on its own); the pipeline's guard timer fires at ``end_s``,
@@ -95,10 +95,10 @@ class TimePlan:
         phases still to run, ``phase`` first."""
         if phase not in SEARCH_PHASES or phase not in remaining:
             raise ValueError(f"{phase!r} is not a search phase still to run ({remaining})")
-        available = max(0.0, self.finalize_at_s - now)
-        weight = sum(self.shares[p] for p in remaining)
-        budget = available * self.shares[phase] / weight
-        return _window(phase, now, now + budget, self.shares[phase], remaining)
+        weight = sum(self.shares[p] for p in remaining) + self.shares[FINALIZATION]
+        budget = max(0.0, self.end_s - now) * self.shares[phase] / weight
+        end = min(now + budget, max(now, self.finalize_at_s))
+        return _window(phase, now, end, self.shares[phase], remaining)
 
     def finalization_window(self, now: float) -> Window:
         end = max(self.end_s, now + self.reserve_s)
