@@ -32,7 +32,7 @@ FALLBACK_WARNING = "test submission failed, using validation solution"
 def run(agent: FinalAgent, solution: SolutionScript | None = None, score: float | None = 0.8, *,
         deadline_s: float | None = None, fallback: SolutionScript | None = None, max_debug: int = 3,
         contamination: bool = False, params: dict[str, Any] | None = None,
-        time_limit: int = 86400) -> tuple[SimRun, FinalizationOutcome | None]:
+        time_limit: int = 86400, order_seed: int | None = None) -> tuple[SimRun, FinalizationOutcome | None]:
     solution = solution or validation_solution()
     out: dict[str, Any] = {}
 
@@ -43,7 +43,8 @@ def run(agent: FinalAgent, solution: SolutionScript | None = None, score: float 
 
     config = PipelineConfig(max_debug_attempts=max_debug, contamination_check=contamination,
                             time_limit_seconds=time_limit)
-    sim = simulate(main, agent=agent, evaluate=evaluate_script, config=config, params=params)
+    sim = simulate(main, agent=agent, evaluate=evaluate_script, config=config, params=params,
+                   order_seed=order_seed)
     assert sim.failed is None, sim.failed
     return sim, out.get("o")
 
@@ -320,3 +321,14 @@ def test_contamination_checks_the_fallback_when_there_is_no_submission():
     _, out = run(agent, contamination=True, params={"reference_discussions": ["ref"]})
     assert out.submission_path == "" and out.contamination.verdict == "Same"
     assert contamination_calls(agent)[0].variables["final solution"] == VALIDATION
+
+
+def test_contamination_verdicts_do_not_depend_on_completion_order():
+    refs = {"reference_discussions": ["r0", "r1", "r2"]}
+    answers = [{"verdict": "Novel"}, "garbled", {"verdict": "Same"}]
+    seen = set()
+    for seed in range(6):
+        sim, out = run(FinalAgent(contamination=list(answers)), contamination=True, params=refs, order_seed=seed)
+        (checked,) = sim.of(ContaminationChecked)
+        seen.add((tuple(checked.verdicts), out.contamination.verdict))
+    assert seen == {(("Novel", None, "Same"), "Same")}
