@@ -46,7 +46,7 @@ from events.domain import (AgentType, CodeBlock, ExtractorOutput, Phase2Result, 
 from events.phase2 import AblationSummarized, BlockExtracted, BlockExtractionFailed, OuterStepCompleted, PathFailed
 from handlers.common import AgentReply, ask, code_of, direction_of, info, warn, with_score
 from handlers.evaluation import evaluate_with_retry
-from handlers.phase2_inner import (locate_block, past_deadline, remaining_s, run_phase2_inner_loop,
+from handlers.phase2_inner import (locate_block, past_deadline, path_budget_s, remaining_s, run_phase2_inner_loop,
                                    validate_code_block)
 from handlers.prompts import build_request, extract_code_block
 from handlers.runtime import Cancelled, Workflow
@@ -231,6 +231,7 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
     T, direction = wf.config.outer_loop_steps, direction_of(wf)
     s_t = s_final = initial_solution                                     # s_0, never mutated (P2O-043)
     h_best, best_id = initial_score, initial_solution.solution_id
+    budget_s = path_budget_s(wf, deadline_s)                             # fixed at the start (see timeouts)
     T_abl: list[str] = []
     C: list[CodeBlock] = []
     history: list[dict[str, Any]] = []
@@ -263,7 +264,8 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
                                          extractor_calls=found.calls, plan_index=found.plan_index))
                 # L9-25: K attempts on the ORIGINAL block of s_t.
                 inner = await run_phase2_inner_loop(wf, s_t, CodeBlock(content=block, outer_step=t), plan, h_best,
-                                                    deadline_s=deadline_s, session_key=session_key)
+                                                    deadline_s=deadline_s, session_key=session_key,
+                                                    budget_s=budget_s)
                 attempts = inner.attempts
                 # Compare scores, not inner.improved (strict): ties move s_t on (REQ-P2O-027).
                 if is_improvement_or_equal(inner.best_score, h_best, direction):

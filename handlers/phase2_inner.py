@@ -57,15 +57,26 @@ def remaining_s(wf: Workflow, deadline_s: float | None) -> float:
     return end - wf.now
 
 
-def refinement_timeout(wf: Workflow, deadline_s: float | None) -> float:
-    """Timeout of one candidate evaluation: a fair share of the run (time limit / (T*K)), never
-    more than the path has left (spec README: never the full 24 h), never below 30 s.
-
-    The share, not the remaining time, is the usual bound: the requested timeout is part of the
-    recorded decision, and a value that follows the clock would differ with the interleaving
-    of concurrent paths."""
+def path_budget_s(wf: Workflow, deadline_s: float | None) -> float:
+    """A path's time budget as seen when it starts: up to its deadline, else Phase 2's share of
+    the time limit (REQ-OR-025)."""
+    if deadline_s is not None:
+        return deadline_s - wf.now
     cfg = wf.config
-    share = cfg.time_limit_seconds / (cfg.outer_loop_steps * cfg.inner_loop_steps)
+    pct = cfg.phase_time_budget.phase2_pct if cfg.phase_time_budget is not None else 65.0
+    return cfg.time_limit_seconds * pct / 100.0
+
+
+def refinement_timeout(wf: Workflow, deadline_s: float | None, budget_s: float) -> float:
+    """Timeout of one candidate evaluation: at most one outer step's share of the path's budget
+    (budget / K, so one script cannot eat the whole path), never more than the path
+    has left (spec README: never the full 24 h), never below 30 s.
+
+    The share, fixed when the path starts, is the usual bound rather than the time left: the
+    timeout is part of the recorded request, and a value following the clock would make a
+    path's decisions depend on how the effects of concurrent paths interleave. Only close to
+    the deadline does the time left take over."""
+    share = budget_s / wf.config.inner_loop_steps
     return max(MIN_TIMEOUT_S, min(share, remaining_s(wf, deadline_s)))
 
 
@@ -153,11 +164,13 @@ async def run_phase2_inner_loop(
     *,
     deadline_s: float | None = None,
     session_key: str | None = None,
+    budget_s: float | None = None,  # the path's budget at its start (default: as seen now)
 ) -> InnerLoopResult:
     t = code_block.outer_step or 0
     K = wf.config.inner_loop_steps
     direction = direction_of(wf)
     c_t, parent_id = code_block.content, solution.solution_id
+    budget = path_budget_s(wf, deadline_s) if budget_s is None else budget_s
 
     best_sol, best, best_id = solution, best_score, parent_id            # REQ-P2I-024
     plans: list[str] = []                                                # planner history
@@ -210,7 +223,7 @@ async def run_phase2_inner_loop(
         # Score: leakage check, evaluation and debugging before the score counts (REQ-P2I-030/031).
         # No fallback: a candidate that keeps failing has no score (REQ-P2I-027).
         ev = await evaluate_with_retry(
-            wf, candidate, name=name, purpose="refinement", timeout_s=refinement_timeout(wf, deadline_s),
+            wf, candidate, name=name, purpose="refinement", timeout_s=refinement_timeout(wf, deadline_s, budget),
             origin="refinement", parents=[parent_id],
             detail={"outer_step": t, "k": k, "plan": plan, "code_block": c_t},
         )
@@ -237,6 +250,7 @@ __all__ = [
     "invoke_planner",
     "locate_block",
     "past_deadline",
+    "path_budget_s",
     "refinement_timeout",
     "remaining_s",
     "run_phase2_inner_loop",
