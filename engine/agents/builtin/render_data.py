@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.builtin.spec import (LOWER_IS_BETTER, SUBSAMPLE_BEGIN, SUBSAMPLE_END, dumps)
+from engine.agents.builtin.spec import LOWER_IS_BETTER, SUBSAMPLE_BEGIN, SUBSAMPLE_END, dumps, py_repr
 
 # Metric code per canonical metric: the printed number is the metric itself (never negated).
 _METRIC_CODE = {
@@ -210,6 +210,6 @@ def render_data(spec: dict[str, Any], *, indent: str = "") -> str:
         "    return ColumnTransformer([(\"num\", numeric, NUM_COLS), (\"cat\", categorical, CAT_COLS)])",
         "",
         "",
-        f"PREP = {data['prep']!r}",
+        f"PREP = {py_repr(data['prep'])}",
     ]
     return "\n".join(indent + line if line else line for line in "\n".join(lines).split("\n"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.agents.builtin.catalog import FAMILIES, estimator_class, py_literal
-from engine.agents.builtin.spec import dumps
+from engine.agents.builtin.spec import dumps, py_repr
 
 STUB_TEXT = "# not applicable"   # under the 20-character stub threshold on purpose
 CLASS_WEIGHT_FAMILIES = sorted(k for k, f in FAMILIES.items() if f.class_weight)
@@ -20,10 +20,10 @@ CLASS_WEIGHT_FAMILIES = sorted(k for k, f in FAMILIES.items() if f.class_weight)
 def _member_code(member: dict[str, Any], kind: str) -> list[str]:
     family = FAMILIES[member["family"]]
     cls = estimator_class(family, kind)
-    args = [f"{k}={py_literal(k, v)}" for k, v in member["params"].items()]
+    args = [f"{k}={py_literal(k, v)}" for k, v in sorted(member["params"].items())]
     args += [f"{k}={v}" for k, v in family.fixed[kind].items()]
     args += [f'**loss_kwargs("{family.key}")', f'**reg_kwargs("{member["name"]}", "{family.key}")']
-    prep = "**PREP" if not member.get("prep") else f"**{member['prep']!r}"
+    prep = "**PREP" if not member.get("prep") else f"**{py_repr(member['prep'])}"
     return [
         f'    members.append(("{member["name"]}", Pipeline([',
         f"        (\"prep\", make_preprocessor({prep})),",
@@ -89,7 +89,7 @@ def render_reg(spec: dict[str, Any]) -> str:
     reg = spec["reg"]
     return "\n".join([
         f"# builtin-gene: {dumps(reg)}",
-        f"REG_CFG = {reg!r}",
+        f"REG_CFG = {py_repr(reg)}",
         "",
         "",
         "def reg_kwargs(name, family):",

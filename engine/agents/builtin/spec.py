@@ -184,5 +184,18 @@ def clone(spec: dict[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(spec)
 
 
+def canonical(value: Any) -> Any:
+    """Dicts with sorted keys, recursively: a rendering must not depend on JSON round trips."""
+    if isinstance(value, dict):
+        return {k: canonical(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    return value
+
+
+def py_repr(value: Any) -> str:
+    return repr(canonical(value))
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(", ", ": "))
