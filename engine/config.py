@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
 from pydantic import ValidationError
 
+from engine.envconfig import EnvConfigError, env_overrides
 from events.domain import PipelineConfig
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -63,10 +64,15 @@ def load_config_file(path: Path) -> dict[str, Any]:
 
 
 def build_config(*, preset: str = "paper", config_file: Path | None = None, overrides: list[str] | None = None,
-                 extra: dict[str, Any] | None = None) -> PipelineConfig:
+                 extra: dict[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> PipelineConfig:
     if preset not in PRESETS:
         raise ConfigError(f"--preset {preset}: unknown preset; choose one of {', '.join(PRESETS)}")
     values: dict[str, Any] = dict(PRESETS[preset])
+    # REQ-OR-046: preset < MLE_STAR_* environment < config file < flags (extra) < --set.
+    try:
+        values.update(env_overrides(environ))
+    except EnvConfigError as exc:
+        raise ConfigError(str(exc)) from None
     if config_file is not None:
         values.update(load_config_file(config_file))
     values.update({k: v for k, v in (extra or {}).items() if v is not None})
