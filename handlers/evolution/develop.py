@@ -1,0 +1,159 @@
+"""One node's life after generation: execute → chained debug (≤ ``max_chained_debug``) → review.
+
+Plan §8 with the decisions' failure list: a version fails when its genes do not validate (it
+is then not run: a script whose genes cannot be used is not worth the evaluation time), when
+it raises or times out, prints no score (or NaN), or leaves no valid submission. Attempt i
+gets the code AND the error/output of attempt i-1 (the chain), never the original again.
+Every version is a recorded solution naming the version it came from; none is a node. The
+node is the last version tried; if it still fails it is dead. No attempt starts once the
+search deadline has passed (the node is then dead too: it failed and nobody fixed it).
+
+Dead nodes are not reviewed: review only feeds approach tags (dead nodes are excluded from
+the draft history) and the buggy flag (a dead node is out of every pool anyway), so a review
+would be a call whose answer no decision reads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from events.core import AgentCallCompleted, EvaluationCompleted
+from events.domain import SolutionPhase
+from events.evolution import DebugAttempted
+from handlers.common import code_of, timeout_for
+from handlers.evaluation import bug_text
+from handlers.evolution.genes import parse_genes, structure_error
+from handlers.evolution.prompts import debug_request, review_request
+from handlers.runtime import Workflow
+
+OUTPUT_TAIL = 3000
+ERROR_TAIL = 4000
+
+
+@dataclass
+class Version:
+    code: str
+    solution_id: str
+    ok: bool = False
+    score: float | None = None
+    error: str = ""            # what is wrong, for the debugger (empty when ok)
+    output: str = ""           # stdout/stderr tail of the run ("" when not run)
+    ran: bool = False
+
+
+@dataclass
+class Outcome:
+    version: Version
+    debug_attempts: int
+    dead: bool
+    first_solution_id: str = ""
+    is_buggy: bool = False
+    approach_tag: str | None = None
+    summary: str = ""
+    review: dict[str, Any] = field(default_factory=dict)
+
+
+def _tail(text: str, n: int) -> str:
+    return text if len(text) <= n else "…" + text[-n:]
+
+
+def failure_of(done: EvaluationCompleted, timeout_s: float) -> str:
+    """'' when the run is usable, else the problem phrased for the debugger."""
+    result = done.result
+    if result.is_error:
+        return bug_text(result, timeout_s)
+    if result.score is None or (isinstance(result.score, float) and math.isnan(result.score)):
+        return ("The script finished without an error but printed no usable score. Its last line must be "
+                "exactly: Final Validation Performance: <score>")
+    sub = done.submission
+    if sub is not None and not sub.valid:
+        reason = sub.reason or ("the file does not exist" if not sub.exists else "invalid file")
+        return (f"The script did not leave a valid ./final/submission.csv ({reason}). It must write one row "
+                "per test sample with the sample submission's columns.")
+    return ""
+
+
+async def check(wf: Workflow, version: Version, *, name: str, deadline_s: float) -> Version:
+    genes = parse_genes(version.code)
+    if not genes.valid:
+        version.error = structure_error(genes)
+        return version
+    timeout = timeout_for(wf, deadline_s)
+    done = await wf.evaluate(version.solution_id, name=name, purpose="evolve", timeout_s=timeout,
+                             expect_submission=True)
+    result = done.result
+    version.ran = True
+    version.output = _tail((result.stdout or "") + ("\n" + result.stderr if result.stderr else ""), OUTPUT_TAIL)
+    version.error = _tail(failure_of(done, timeout), ERROR_TAIL)
+    version.ok = not version.error
+    version.score = result.score if version.ok else None
+    return version
+
+
+async def develop(wf: Workflow, code: str, *, step: int, phase: SolutionPhase, origin: str,
+                  parent_solutions: list[str], detail: dict[str, Any], deadline_s: float) -> Outcome:
+    """Run ``code`` through execution, the debug chain and (if it lives) review."""
+    prefix = f"step-{step}"
+    sid = wf.record_solution(code, phase=phase, origin=origin, parents=parent_solutions, detail=detail)
+    current = await check(wf, Version(code=code, solution_id=sid), name=f"{prefix}/eval", deadline_s=deadline_s)
+    attempts = 0
+    while not current.ok and attempts < wf.config.max_chained_debug and wf.now < deadline_s:
+        attempts += 1
+        reply = await wf.agent(debug_request(
+            wf.effect_id(f"{prefix}/debug-{attempts}"), task_description=wf.start.task.description,
+            code=current.code, error=current.error, output=current.output, attempt=attempts))
+        fixed = code_of(reply)
+        if fixed is None:
+            wf.record(DebugAttempted(step=step, attempt=attempts, input_solution_id=current.solution_id,
+                                     input_error=current.error[:500], output_solution_id=None, ok=False,
+                                     error="the debugger gave no code"))
+            break
+        fid = wf.record_solution(fixed, phase=phase, origin="evo_debug", parents=[current.solution_id],
+                                 detail={"step": step, "attempt": attempts})
+        previous = current
+        current = await check(wf, Version(code=fixed, solution_id=fid), name=f"{prefix}/eval-{attempts}",
+                              deadline_s=deadline_s)
+        wf.record(DebugAttempted(step=step, attempt=attempts, input_solution_id=previous.solution_id,
+                                 input_error=previous.error[:500], output_solution_id=fid, ok=current.ok,
+                                 error=current.error[:500]))
+    if not current.ok:
+        return Outcome(version=current, debug_attempts=attempts, dead=True, first_solution_id=sid)
+    outcome = Outcome(version=current, debug_attempts=attempts, dead=False, first_solution_id=sid)
+    await review(wf, outcome, step=step)
+    return outcome
+
+
+async def review(wf: Workflow, outcome: Outcome, *, step: int) -> None:
+    """Approach tag, summary and the buggy flag. The score stays the harness's: a review may
+    only flag a scored node buggy, never change its score. A failed review leaves the node
+    valid with no tag."""
+    v = outcome.version
+    reply = await wf.agent(review_request(wf.effect_id(f"step-{step}/review"),
+                                          task_description=wf.start.task.description, code=v.code,
+                                          output=v.output))
+    if not isinstance(reply, AgentCallCompleted):
+        return
+    data = reply.structured if isinstance(reply.structured, dict) else _json_object(reply.text or "")
+    if not data:
+        return
+    tag = str(data.get("approach_tag") or "").strip().splitlines()
+    outcome.approach_tag = tag[0].strip()[:200] if tag else None
+    outcome.summary = str(data.get("summary") or "")[:1000]
+    outcome.is_buggy = bool(data.get("is_buggy", data.get("is_bug", False)))
+    outcome.review = {k: data[k] for k in sorted(data) if k in ("approach_tag", "summary", "is_buggy", "is_bug",
+                                                               "metric")}
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    import json
+
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return {}
+    try:
+        value = json.loads(text[start:end + 1])
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,161 @@
+"""The node journal, a projection of ``NodeAppended`` events (plus the recorded code).
+
+The workflow never keeps a second copy of the truth: it records a ``NodeAppended`` and applies
+that same event to its journal, exactly as ``project_journal`` folds a recorded log. Fitness
+is direction aware: ``score`` when maximising, ``-score`` when minimising; every "best" uses it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from events.core import SolutionRecorded
+from events.domain import MetricDirection
+from events.evolution import NodeAppended
+from handlers.evolution.genes import Genes, parse_genes
+
+
+def fitness_of(score: float | None, direction: MetricDirection) -> float | None:
+    if score is None or (isinstance(score, float) and math.isnan(score)):
+        return None
+    return float(score) if direction == MetricDirection.maximize else -float(score)
+
+
+@dataclass(frozen=True)
+class Node:
+    event: NodeAppended
+    code: str = ""
+    fitness: float | None = None
+
+    # the plan's Node fields, read through
+    @property
+    def id(self) -> str:
+        return self.event.node_id
+
+    @property
+    def index(self) -> int:
+        return self.event.index
+
+    @property
+    def step(self) -> int:
+        return self.event.step
+
+    @property
+    def operator(self) -> str:
+        return self.event.operator
+
+    @property
+    def parents(self) -> list[str]:
+        return self.event.parents
+
+    @property
+    def parent_id(self) -> str | None:
+        """Plan decisions L/M: a merge's primary parent, a mutate's tournament winner."""
+        return self.event.primary_parent
+
+    @property
+    def gene_sources(self) -> dict[str, str]:
+        return self.event.gene_sources
+
+    @property
+    def score(self) -> float | None:
+        return self.event.score
+
+    @property
+    def dead(self) -> bool:
+        return self.event.dead
+
+    @property
+    def is_buggy(self) -> bool:
+        return self.event.is_buggy
+
+    @property
+    def valid(self) -> bool:
+        return self.event.valid
+
+    @property
+    def approach_tag(self) -> str | None:
+        return self.event.approach_tag
+
+    @property
+    def debug_attempts(self) -> int:
+        return self.event.debug_attempts
+
+    @property
+    def genes(self) -> Genes:
+        return parse_genes(self.code)
+
+
+@dataclass
+class Journal:
+    direction: MetricDirection
+    nodes: list[Node] = field(default_factory=list)
+    _by_id: dict[str, Node] = field(default_factory=dict)
+
+    def apply(self, event: NodeAppended, code: str) -> Node:
+        if event.index != len(self.nodes):
+            raise ValueError(f"node {event.node_id} has index {event.index}, journal has {len(self.nodes)} nodes")
+        if event.node_id in self._by_id:
+            raise ValueError(f"node {event.node_id} appended twice")
+        node = Node(event=event, code=code, fitness=fitness_of(event.score, self.direction))
+        self.nodes.append(node)
+        self._by_id[node.id] = node
+        return node
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def get(self, node_id: str) -> Node:
+        return self._by_id[node_id]
+
+    def has(self, node_id: str) -> bool:
+        return node_id in self._by_id
+
+    def valid_pool(self) -> list[Node]:
+        """Plan §9: not buggy, not dead, genes valid (journal order)."""
+        return [n for n in self.nodes if n.valid]
+
+    def dead_count(self) -> int:
+        return sum(1 for n in self.nodes if n.dead)
+
+    def dead_rate(self) -> float | None:
+        """Plan §16: dead / (dead + valid); None before any such node exists."""
+        dead, valid = self.dead_count(), len(self.valid_pool())
+        return None if dead + valid == 0 else dead / (dead + valid)
+
+    def children_of(self, node_id: str) -> list[Node]:
+        return [n for n in self.nodes if n.operator in ("merge", "mutate") and node_id in n.parents]
+
+    def draft_history(self) -> list[dict[str, Any]]:
+        """(step, approach_tag, metric or "failed") of every node that is not dead and has a tag,
+        in step order (plan §5, decisions "Draft history")."""
+        rows = [n for n in self.nodes if not n.dead and n.approach_tag]
+        rows.sort(key=lambda n: n.step)
+        return [{"step": n.step, "approach_tag": n.approach_tag,
+                 "metric": "failed" if n.score is None else n.score} for n in rows]
+
+    def best(self, *, only_valid: bool = True) -> Node | None:
+        """Highest fitness; later nodes win ties (the project's ``>=`` convention)."""
+        best: Node | None = None
+        for n in self.nodes:
+            if n.fitness is None or (only_valid and not n.valid) or n.dead:
+                continue
+            if best is None or n.fitness >= best.fitness:  # type: ignore[operator]
+                best = n
+        return best
+
+
+def project_journal(events: Iterable[Any], direction: MetricDirection) -> Journal:
+    """Fold a run's events (``NodeAppended`` and ``SolutionRecorded``) into its journal."""
+    contents: dict[str, str] = {}
+    journal = Journal(direction=direction)
+    for ev in events:
+        if isinstance(ev, tuple):  # (scope, event) pairs are accepted too
+            ev = ev[1]
+        if isinstance(ev, SolutionRecorded):
+            contents.setdefault(ev.solution_id, ev.content)
+        elif isinstance(ev, NodeAppended):
+            journal.apply(ev, contents.get(ev.solution_id or "", ""))
+    return journal

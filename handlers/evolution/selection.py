@@ -1,0 +1,192 @@
+"""Gene and parent selection (plan §7, evolution-decisions "Fitness, direction and pheromone").
+
+    P(n)  = 0.5·norm(n) + 0.3·succ(n) + 0.2·rec(n)          node pheromone, recomputed each time
+    q     = 0.7·P(n) + 0.3·G(gene)                           quality of a gene carried by n
+    G     = mean P over the gene's carriers · exp(−0.03·(current_step − last step carried))
+
+The gene pool is the valid pool only; identical genes (same id) count once, represented by
+their best carrier; a stub wins a locus only when the locus has no non-stub gene. Items are
+ranked by (quality desc, fitness desc, newer step, node id). ``current_step`` is the journal's
+length when the decision is made; a node's step for recency is its journal index.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from dataclasses import dataclass
+
+from handlers.evolution.genes import LOCI, is_stub
+from handlers.evolution.journal import Journal, Node
+
+W_NORM, W_SUCC, W_REC = 0.5, 0.3, 0.2
+W_NODE, W_GENE = 0.7, 0.3
+LAMBDA = 0.05
+GENE_DECAY = 0.03
+
+
+@dataclass(frozen=True)
+class GeneItem:
+    locus: str
+    gene_id: str
+    source: str          # the best carrier's node id
+    quality: float
+    fitness: float
+    index: int           # the carrier's journal index
+    stub: bool
+    code: str            # the body as written in the carrier
+
+    def rank_key(self) -> tuple[float, float, int, str]:
+        """Sort ascending = best first: quality desc, fitness desc, newer step, node id."""
+        return (-self.quality, -self.fitness, -self.index, self.source)
+
+    def describe(self) -> dict[str, object]:
+        return {"source": self.source, "gene_id": self.gene_id, "quality": round(self.quality, 6),
+                "fitness": self.fitness, "stub": self.stub}
+
+
+def pheromones(journal: Journal, current_step: int | None = None) -> dict[str, float]:
+    """P(n) for every node of the valid pool."""
+    pool = journal.valid_pool()
+    if not pool:
+        return {}
+    now = len(journal) if current_step is None else current_step
+    fits = [n.fitness for n in pool if n.fitness is not None]
+    lo, hi = (min(fits), max(fits)) if fits else (0.0, 0.0)
+    out: dict[str, float] = {}
+    for n in pool:
+        if n.fitness is None or hi == lo:
+            norm = 0.5
+        else:
+            norm = (n.fitness - lo) / (hi - lo)
+        children = journal.children_of(n.id)
+        wins = sum(1 for c in children if c.valid and c.fitness is not None and n.fitness is not None
+                   and c.fitness > n.fitness)
+        succ = wins / len(children) if children else 0.0
+        rec = math.exp(-LAMBDA * (now - n.index))
+        out[n.id] = W_NORM * norm + W_SUCC * succ + W_REC * rec
+    return out
+
+
+def gene_pools(journal: Journal, current_step: int | None = None) -> dict[str, list[GeneItem]]:
+    """Per locus, one item per distinct gene of the valid pool, best first."""
+    now = len(journal) if current_step is None else current_step
+    P = pheromones(journal, now)
+    pools: dict[str, list[GeneItem]] = {}
+    for locus in LOCI:
+        carriers: dict[str, list[Node]] = {}
+        for n in journal.valid_pool():
+            gid = n.event.gene_ids.get(locus)
+            if gid is not None:
+                carriers.setdefault(gid, []).append(n)
+        items: list[GeneItem] = []
+        for gid in sorted(carriers):
+            group = carriers[gid]
+            last = max(c.index for c in group)
+            G = sum(P[c.id] for c in group) / len(group) * math.exp(-GENE_DECAY * (now - last))
+            candidates = []
+            for c in group:
+                body = c.genes.bodies.get(locus, "")
+                candidates.append(GeneItem(locus=locus, gene_id=gid, source=c.id, quality=W_NODE * P[c.id] + W_GENE * G,
+                                           fitness=c.fitness if c.fitness is not None else -math.inf,
+                                           index=c.index, stub=is_stub(body), code=body))
+            items.append(min(candidates, key=GeneItem.rank_key))
+        items.sort(key=GeneItem.rank_key)
+        pools[locus] = items
+    return pools
+
+
+def best_item(items: list[GeneItem]) -> GeneItem | None:
+    """Top item, a stub only when the locus has no non-stub gene."""
+    real = [i for i in items if not i.stub]
+    chosen = real or items
+    return min(chosen, key=GeneItem.rank_key) if chosen else None
+
+
+def select_gene_plan(pools: dict[str, list[GeneItem]]) -> dict[str, GeneItem]:
+    plan: dict[str, GeneItem] = {}
+    for locus in LOCI:
+        item = best_item(pools.get(locus, []))
+        if item is not None:
+            plan[locus] = item
+    return plan
+
+
+@dataclass(frozen=True)
+class DegenerationFix:
+    dominant: str
+    before: dict[str, str]
+    after: dict[str, str]
+    replaced: list[str]
+    kept: list[str]
+    restored: str | None
+
+
+def pheromone_with_degenerate_check(journal: Journal, current_step: int | None = None
+                                    ) -> tuple[dict[str, GeneItem], DegenerationFix | None]:
+    """The pheromone top-1 plan; if all seven winners share one source D, each locus takes its
+    best gene not from D where one exists (never forced); if that again leaves a single source
+    E, the locus where D's quality lead is largest returns to D."""
+    pools = gene_pools(journal, current_step)
+    plan = select_gene_plan(pools)
+    sources = sorted({item.source for item in plan.values()})
+    if len(plan) != len(LOCI) or len(sources) != 1:
+        return plan, None
+    dominant = sources[0]
+    before = {locus: plan[locus].source for locus in LOCI}
+    fixed = dict(plan)
+    replaced, kept = [], []
+    for locus in LOCI:
+        others = [i for i in pools[locus] if i.source != dominant]
+        if plan[locus].stub:
+            choice = best_item(others)
+        else:  # a stub never displaces a real gene
+            choice = best_item([i for i in others if not i.stub])
+        if choice is None:
+            kept.append(locus)
+        else:
+            fixed[locus] = choice
+            replaced.append(locus)
+    restored = None
+    new_sources = sorted({item.source for item in fixed.values()})
+    if len(new_sources) == 1 and new_sources[0] != dominant:
+        leads = [(plan[locus].quality - fixed[locus].quality, -LOCI.index(locus), locus) for locus in replaced]
+        restored = max(leads)[2]
+        fixed[restored] = plan[restored]
+        replaced.remove(restored)
+        kept.append(restored)
+    after = {locus: fixed[locus].source for locus in LOCI}
+    return fixed, DegenerationFix(dominant=dominant, before=before, after=after, replaced=replaced,
+                                  kept=[locus for locus in LOCI if locus in kept], restored=restored)
+
+
+def get_primary_parent(plan: dict[str, str], journal: Journal) -> tuple[str, dict[str, int], list[str], str]:
+    """(primary, genes per source, the tied sources, why). ``plan`` maps locus -> source id.
+
+    Most loci wins; ties go to the higher fitness, then the older node (lower journal index);
+    if no tied source has a fitness, the first of them in locus order (plan §17).
+    """
+    order = [plan[locus] for locus in LOCI if locus in plan]
+    counts = Counter(order)
+    top = max(counts.values())
+    tied = [s for s in dict.fromkeys(order) if counts[s] == top]
+    if len(tied) == 1:
+        return tied[0], dict(sorted(counts.items())), tied, f"contributes {top} of {len(order)} genes"
+    fits = {s: journal.get(s).fitness if journal.has(s) else None for s in tied}
+    scored = [s for s in tied if fits[s] is not None]
+    if not scored:
+        return tied[0], dict(sorted(counts.items())), tied, "tie with no metrics: first source in locus order"
+    best = max(scored, key=lambda s: (fits[s], -journal.get(s).index))
+    return best, dict(sorted(counts.items())), tied, f"tie at {top} genes: higher fitness, then older node"
+
+
+def tournament_select(pool: list[Node], k: int, rng: random.Random) -> tuple[Node, list[Node]]:
+    """k = min(k, |pool|) distinct entrants drawn from ``pool``; the fittest wins, ties to the
+    older node (lower journal index)."""
+    if not pool:
+        raise ValueError("tournament on an empty pool")
+    ordered = sorted(pool, key=lambda n: n.index)
+    entrants = rng.sample(ordered, k=min(k, len(ordered)))
+    winner = max(entrants, key=lambda n: (n.fitness if n.fitness is not None else -math.inf, -n.index))
+    return winner, entrants

@@ -1,0 +1,94 @@
+"""What ``RunCompleted.result`` says about an evolutionary run, and a minimal finalization used
+only if the shared one (``handlers.finalization``) is missing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from events.domain import AgentType, SolutionPhase, SolutionScript
+from handlers.common import ask, code_of, warn
+from handlers.runtime import Workflow
+
+if TYPE_CHECKING:
+    from handlers.evolution.journal import Node
+    from handlers.evolution.search import Search
+
+
+def node_row(node: "Node") -> dict[str, Any]:
+    return {"node": node.id, "index": node.index, "step": node.step, "operator": node.operator,
+            "phase": node.event.phase, "parents": node.parents, "primary_parent": node.parent_id,
+            "score": node.score, "dead": node.dead, "is_buggy": node.is_buggy, "valid": node.valid,
+            "debug_attempts": node.debug_attempts, "approach_tag": node.approach_tag,
+            "solution_id": node.event.solution_id}
+
+
+def offspring_report(search: "Search", operator: str) -> list[dict[str, Any]]:
+    """Each merge (or mutation) with the child's score against its parents' scores."""
+    rows = []
+    for node in search.journal.nodes:
+        if node.operator != operator:
+            continue
+        parents = {p: search.journal.get(p).score for p in node.parents if search.journal.has(p)}
+        parent_fits = [search.journal.get(p).fitness for p in node.parents if search.journal.has(p)]
+        parent_fits = [f for f in parent_fits if f is not None]
+        beat = (node.valid and node.fitness is not None and bool(parent_fits)
+                and node.fitness > max(parent_fits))
+        row = {"node": node.id, "primary_parent": node.parent_id, "child_score": node.score,
+               "parent_scores": parents, "valid": node.valid, "dead": node.dead, "beat_all_parents": beat}
+        if operator == "merge":
+            row["gene_sources"] = node.gene_sources
+        rows.append(row)
+    return rows
+
+
+def run_summary(search: "Search", best: "Node", finalization: dict[str, Any]) -> dict[str, Any]:
+    j = search.journal
+    merges = offspring_report(search, "merge")
+    mutations = offspring_report(search, "mutate")
+    ops: dict[str, dict[str, int]] = {}
+    for node in j.nodes:
+        o = ops.setdefault(node.operator, {"nodes": 0, "valid": 0, "dead": 0})
+        o["nodes"] += 1
+        o["valid"] += int(node.valid)
+        o["dead"] += int(node.dead)
+    return {
+        "strategy": "evolve",
+        "nodes": len(j),
+        "max_steps": search.cfg.max_steps,
+        "valid_pool": len(j.valid_pool()),
+        "dead": j.dead_count(),
+        "buggy": sum(1 for n in j.nodes if n.is_buggy),
+        "dead_rate": j.dead_rate(),
+        "phase1": search.phase1_summary,
+        "phase2": {"epochs": search.phase2_epochs, "stop_reason": search.stop_reason},
+        "global_epochs": search.global_epoch,
+        "profile_evolutions": search.profile_evolutions,
+        "operators": ops,
+        "merges": merges,
+        "merges_beating_parents": sum(1 for m in merges if m["beat_all_parents"]),
+        "mutations": mutations,
+        "mutations_beating_parent": sum(1 for m in mutations if m["beat_all_parents"]),
+        "best_node": node_row(best),
+        "final_solution_id": finalization.get("final_solution_id"),
+        "submission_path": finalization.get("submission_path", ""),
+        "fallback_reason": finalization.get("fallback_reason"),
+        "journal": [node_row(n) for n in j.nodes],
+    }
+
+
+async def minimal_finalization(wf: Workflow, solution: SolutionScript, *, deadline_s: float) -> dict[str, Any]:
+    """A_test once, evaluated with a submission expected; no debugging. Fallback only."""
+    wf = wf.at("final")
+    reply = await ask(wf, AgentType.test, {"task description": wf.start.task.description,
+                                            "final solution": solution.content}, name="test-script")
+    code = code_of(reply)
+    if code is None:
+        warn(wf, "A_test gave no code; no submission")
+        return {"submission_path": "", "final_solution_id": None, "fallback_reason": "A_test gave no code"}
+    sid = wf.record_solution(code, phase=SolutionPhase.final, origin="test_script", parents=[solution.solution_id])
+    done = await wf.evaluate(sid, name="test/eval", purpose="submission",
+                             timeout_s=max(30.0, deadline_s - wf.now), expect_submission=True)
+    sub = done.submission
+    if done.result.is_error or sub is None or not sub.valid:
+        return {"submission_path": "", "final_solution_id": sid, "fallback_reason": "the test script failed"}
+    return {"submission_path": sub.path, "final_solution_id": sid, "fallback_reason": None}
