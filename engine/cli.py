@@ -133,6 +133,12 @@ def start(
     """Start a run and drive it to the end."""
     cfg = build_config(preset=preset, config_file=config, overrides=set_,
                        extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget})
+    from engine.validate import InputError, validate_start
+
+    try:  # REQ-OR-002: bad task or config → exit 2, before the database or any event exists
+        validate_start(task, cfg, strategy=strategy)
+    except InputError as exc:
+        fail(str(exc))
     backend = runs_mod.make_backend(agent, cfg, db=runs_mod.db_path(db))
     store, path = _store(db, must_exist=False)
     new_id = runs_mod.create_run(store, db=path, task_spec=task, strategy=strategy,
