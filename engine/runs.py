@@ -120,8 +120,10 @@ def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBack
 
 def create_run(store: SQLiteEventStore, *, db: Path, task: PreparedTask | None = None, task_spec: str | None = None,
                strategy: str, backend_name: str, config: PipelineConfig, seed: int,
-               run_id: str | None = None, deterministic_order: bool = True) -> str:
-    """Validate everything, then append RunStarted with the decisions it causes (one transaction)."""
+               run_id: str | None = None, deterministic_order: bool = True,
+               params: dict[str, Any] | None = None) -> str:
+    """Validate everything, then append RunStarted with the decisions it causes (one transaction).
+    ``params`` are strategy inputs recorded in RunStarted (e.g. phase2_only's start solution)."""
     main = load_strategy(strategy)
     run_id = run_id or new_run_id()
     run_dir = runs_root(db) / run_id
@@ -132,7 +134,8 @@ def create_run(store: SQLiteEventStore, *, db: Path, task: PreparedTask | None =
     run_dir.mkdir(parents=True, exist_ok=True)
     started = RunStarted(strategy=strategy, backend=backend_name, seed=seed, config=config.model_dump(mode="json"),
                          task=task.description, task_dir=str(task.public_dir.resolve()),
-                         run_dir=str(run_dir.resolve()), deterministic_order=deterministic_order)
+                         run_dir=str(run_dir.resolve()), deterministic_order=deterministic_order,
+                         params=dict(params or {}))
     decisions = Runtime(main).feed(started)
     store.create_run(run_id, strategy=strategy, task=task.label)
     store.append(run_id, [NewEvent(event=started, scope="run"),
@@ -152,6 +155,14 @@ def prepare_task(spec: str, dest: Path) -> PreparedTask:
 def drive(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None = None,
           on_commit: Callable[[PipelineState], None] | None = None, handle_signals: bool = True) -> PipelineState:
     """Drive a run (new or resumed) until it ends or the driver is stopped."""
+    return anyio.run(lambda: drive_async(store, run_id, backend=backend, on_commit=on_commit,
+                                         handle_signals=handle_signals))
+
+
+async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None = None,
+                      on_commit: Callable[[PipelineState], None] | None = None,
+                      handle_signals: bool = True) -> PipelineState:
+    """:func:`drive` for callers already inside an event loop (the library API)."""
     state = fold(store.read(run_id))
     if state.finished:
         from engine.driver import RunFinished
@@ -165,7 +176,7 @@ def drive(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None 
     driver = Driver(store, run_id, main=main, executors=executors, on_commit=on_commit,
                     handle_signals=handle_signals)
     holder["d"] = driver
-    final = anyio.run(driver.run)
+    final = await driver.run()
     store.set_status(run_id, final.status)
     return final
 
