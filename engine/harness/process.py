@@ -40,6 +40,12 @@ def memory_reason(limit_mb: int | float) -> str:
     return f"memory limit exceeded ({format_seconds(limit_mb)} MB)"
 
 
+# The child first waits on a pipe, then execs the script in the same process (same pid).
+# Without this gate a short script can exit, and be reaped by asyncio's child watcher, before
+# the monitor has looked at it even once, leaving its memory and CPU unmeasured.
+_GATE = "import os, sys; fd = int(sys.argv[1]); os.read(fd, 1); os.close(fd); os.execv(sys.argv[2], sys.argv[2:])"
+
+
 @dataclass(frozen=True)
 class ProcessOutcome:
     """``ExecutionRawResult`` plus what only the harness knows: resources and why it killed."""
@@ -114,14 +120,26 @@ async def run_process(
     stderr_buf = CappedBuffer(output_limit_bytes)
     log.info("harness.exec.start", path=str(script_path), cwd=str(working_dir), timeout=timeout_seconds)
     started = time.monotonic()
-    proc = await anyio.open_process(
-        [interpreter, str(script_path)],
-        stdin=subprocess.DEVNULL,
-        cwd=str(working_dir),
-        env=env,
-        start_new_session=True,
-    )
-    monitor = TreeMonitor(proc.pid)
+    gate_read, gate_write = os.pipe()
+    try:
+        proc = await anyio.open_process(
+            [interpreter, "-I", "-S", "-c", _GATE, str(gate_read), interpreter, str(script_path)],
+            stdin=subprocess.DEVNULL,
+            cwd=str(working_dir),
+            env=env,
+            start_new_session=True,
+            pass_fds=(gate_read,),
+        )
+    except BaseException:
+        os.close(gate_write)
+        raise
+    finally:
+        os.close(gate_read)
+    try:
+        monitor = TreeMonitor(proc.pid)
+        monitor.sample()
+    finally:
+        os.close(gate_write)  # opens the gate: the script starts now, already watched
     timed_out = False
     memory_exceeded = False
     duration = 0.0

@@ -1,0 +1,158 @@
+"""Working directories, inputs, script writing, GPU detection and the script environment
+(REQ-EX-001..006, 043..045)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from engine.harness import (
+    ScriptRejected,
+    build_execution_env,
+    clean_output_directory,
+    detect_error_masking,
+    detect_gpu_info,
+    is_secret_name,
+    populate_inputs,
+    safe_dir_name,
+    setup_working_directory,
+    write_script,
+)
+from engine.harness.workdir import prepare_evaluation_directory
+from events.domain import SolutionPhase, SolutionScript
+
+
+def test_req_ex_001_setup_creates_input_and_final(tmp_path: Path) -> None:
+    base = setup_working_directory(tmp_path / "comp1")
+    assert os.path.isabs(base)
+    assert (Path(base) / "input").is_dir() and (Path(base) / "final").is_dir()
+    assert setup_working_directory(base) == base  # idempotent
+
+
+def test_req_ex_002_clean_output_directory(tmp_path: Path) -> None:
+    base = Path(setup_working_directory(tmp_path))
+    (base / "final" / "submission.csv").write_text("a\n")
+    (base / "final" / "sub").mkdir()
+    (base / "final" / "sub" / "x").write_text("x")
+    clean_output_directory(base)
+    assert (base / "final").is_dir() and list((base / "final").iterdir()) == []
+
+
+def test_req_ex_003_detect_gpu_info_without_gpu() -> None:
+    """REQ-EX-003: never raises; on this GPU-less machine cuda_available is False."""
+    info = detect_gpu_info()
+    assert info["cuda_available"] is False
+    assert info["gpu_count"] == 0
+    assert info["gpu_names"] == []
+
+
+def test_req_ex_004_build_execution_env() -> None:
+    env = build_execution_env([0, 1], base={"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "3"})
+    assert env["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert env["PYTHONUNBUFFERED"] == "1" and env["PYTHONHASHSEED"] == "0"
+    inherited = build_execution_env(None, base={"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "3"})
+    assert inherited["CUDA_VISIBLE_DEVICES"] == "3"  # None -> not set by us, inherited
+    assert "CUDA_VISIBLE_DEVICES" not in build_execution_env(None, base={"PATH": "/bin"})
+
+
+def test_env_strips_secrets() -> None:
+    base = {
+        "PATH": "/bin", "HOME": "/root", "LANG": "C.UTF-8", "PYTHONPATH": "/x",
+        "ANTHROPIC_API_KEY": "sk-1", "OPENAI_API_KEY": "sk-2", "HF_TOKEN": "t", "GITHUB_TOKEN": "g",
+        "AWS_SECRET_ACCESS_KEY": "a", "AWS_ACCESS_KEY_ID": "b", "DB_PASSWORD": "p", "KAGGLE_KEY": "k",
+        "CLAUDE_CODE_OAUTH_TOKEN": "o", "MY_client_secret": "c", "GOOGLE_APPLICATION_CREDENTIALS": "/c.json",
+    }
+    env = build_execution_env(base=base)
+    assert set(env) == {"PATH", "HOME", "LANG", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONHASHSEED"}
+    assert is_secret_name("ANTHROPIC_AUTH_TOKEN")
+    assert not is_secret_name("CUDA_VISIBLE_DEVICES")
+    assert build_execution_env(base=base, strip_secrets=False)["ANTHROPIC_API_KEY"] == "sk-1"
+
+
+def test_req_ex_005_write_script_exact_utf8(tmp_path: Path) -> None:
+    content = "# coding: utf-8\nprint('héllo ✓')\r\nprint(1)\n"
+    sol = SolutionScript(content=content, phase=SolutionPhase.init)
+    path = write_script(sol, tmp_path, "sol.py")
+    assert os.path.isabs(path)
+    assert Path(path).read_bytes() == content.encode("utf-8")
+    sol2 = SolutionScript(content="print(2)\n", phase=SolutionPhase.init)
+    assert Path(write_script(sol2, tmp_path, "sol.py")).read_text() == "print(2)\n"  # overwrite
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["", "   \n\t\n", "exit()", "import sys\nsys.exit(1)\n", "import os\nos._exit(0)\n", "quit()",
+     "if x:\n    exit (2)\n", "sys.exit ()"],
+)
+def test_req_ex_006_044_rejections(tmp_path: Path, content: str) -> None:
+    """REQ-EX-006/044: empty code and exit calls raise (a ValueError subclass); nothing is written."""
+    sol = SolutionScript(content=content, phase=SolutionPhase.init)
+    with pytest.raises(ScriptRejected) as info:
+        write_script(sol, tmp_path, "x.py")
+    assert isinstance(info.value, ValueError)
+    assert "script rejected" in str(info.value)
+    assert not (tmp_path / "x.py").exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["import atexit\natexit.register(print)\n", "# do not call exit() here\nprint(1)\n", "exit_code = 0\n",
+     "def on_exit(): pass\non_exit()\n"],
+)
+def test_req_ex_006_no_false_positives(tmp_path: Path, content: str) -> None:
+    write_script(SolutionScript(content=content, phase=SolutionPhase.init), tmp_path)
+
+
+def test_req_ex_045_error_masking_warnings() -> None:
+    code = (
+        "try:\n    a()\nexcept:\n    b()\n"
+        "try:\n    a()\nexcept Exception:\n    pass\n"
+        "try:\n    a()\nexcept ValueError:\n    pass\n"
+        "try:\n    a()\nexcept Exception:\n    log()\n"
+    )
+    warnings = detect_error_masking(code)
+    assert len(warnings) == 2
+    assert warnings[0].startswith("line 3") and "bare" in warnings[0]
+    assert "line 7" in warnings[1]
+    assert detect_error_masking("def (:") == []
+
+
+def test_safe_dir_name_readable_and_unique() -> None:
+    a = safe_dir_name("phase2/path-1/t2/k3/eval")
+    assert a.startswith("phase2__path-1__t2__k3__eval-")
+    assert "/" not in a
+    assert safe_dir_name("a/b") != safe_dir_name("a__b")
+    assert safe_dir_name("../../etc") not in ("..", ".") and "/" not in safe_dir_name("../../etc")
+    assert len(safe_dir_name("x" * 1000)) < 120
+
+
+def test_inputs_are_read_only_links_mirroring_the_task(tmp_path: Path, task_dir: Path) -> None:
+    """Symlink mode: every task file appears under input/ as a link to a file without write bits."""
+    base = prepare_evaluation_directory(tmp_path / "e", task_dir, input_mode="symlink")
+    link = base / "input" / "train.csv"
+    assert link.is_symlink() and link.resolve() == (task_dir / "train.csv").resolve()
+    assert (base / "input" / "images").is_dir() and not (base / "input" / "images").is_symlink()
+    assert (base / "input" / "images" / "a.txt").is_symlink()
+    for path in (task_dir / "train.csv", task_dir / "images" / "a.txt"):
+        assert not path.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+    assert not (base / "input").stat().st_mode & stat.S_IWUSR
+    # a re-run resets the directory despite its read-only parts
+    (base / "final" / "old.csv").write_text("x")
+    again = prepare_evaluation_directory(tmp_path / "e", task_dir, input_mode="symlink")
+    assert list((again / "final").iterdir()) == []
+
+
+def test_inputs_copy_mode_is_private(tmp_path: Path, task_dir: Path) -> None:
+    base = prepare_evaluation_directory(tmp_path / "e", task_dir, input_mode="copy")
+    copy = base / "input" / "train.csv"
+    assert copy.is_file() and not copy.is_symlink()
+    assert copy.read_bytes() == (task_dir / "train.csv").read_bytes()
+    assert not copy.stat().st_mode & stat.S_IWUSR
+
+
+def test_populate_inputs_missing_task_dir(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        populate_inputs(tmp_path / "nope", tmp_path / "input")
