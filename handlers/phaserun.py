@@ -127,15 +127,19 @@ class PhaseRace:
     """One phase as a task, raced against guard timers and the budget (see the module doc)."""
 
     def __init__(self, wf: Workflow, window: Window, coro: Coroutine[Any, Any, Any], *, limits: Limits | None,
-                 ledger: Ledger, self_reported: bool) -> None:
+                 ledger: Ledger, self_reported: bool, bracket: str | None = None) -> None:
+        """``self_reported``: the phase records its own PhaseStarted and, when it succeeds, its
+        PhaseCompleted (under the name ``bracket``); the race records them otherwise, and
+        always records PhaseCompleted for a phase that failed or was cut."""
         self.wf, self.window, self.limits, self.ledger = wf, window, limits, ledger
         self.phase = window.phase
+        self.bracket = bracket or window.phase
         self.self_reported = self_reported
         wf.record(PhaseBudgetAllocated(phase=self.phase, started_at_s=window.start_s, deadline_s=window.end_s,
                                        soft_deadline_s=window.soft_end_s, budget_s=window.budget_s,
                                        share_pct=window.share_pct, remaining_phases=list(window.remaining)))
         if not self_reported:
-            wf.record(PhaseStarted(phase=self.phase, budget_s=window.budget_s))
+            wf.record(PhaseStarted(phase=self.bracket, budget_s=window.budget_s))
         ledger.begin(wf, self.phase, window.end_s)
         self.task = wf.spawn(coro, name=self.phase)
 
@@ -171,7 +175,7 @@ class PhaseRace:
     def _end(self, outcome: Outcome) -> Outcome:
         rec = self.ledger.end(self.wf, self.phase, outcome.status, outcome.error)
         if not (self.self_reported and outcome.ok):
-            self.wf.record(PhaseCompleted(phase=self.phase, result={
+            self.wf.record(PhaseCompleted(phase=self.bracket, result={
                 "status": outcome.status, "failed": not outcome.ok, "error": outcome.error,
                 "duration_s": rec.duration_s, "cost_usd": rec.cost_usd}))
         if not outcome.ok:

@@ -42,12 +42,18 @@ from events.domain import (
 )
 from events.pipeline import DeadlineHit, FallbackUsed, FinalizeNow, PhaseSkipped
 from handlers.common import direction_of, warn
+from handlers.finalization import run_finalization
+from handlers.phase1 import run_phase1
+from handlers.phase2 import run_phase2
+from handlers.phase3 import run_phase3
 from handlers.phaserun import BUDGET, COMPLETED, Ledger, Limits, Outcome, PhaseRace
 from handlers.runtime import Workflow
 from handlers.timebudget import FINALIZATION, TimePlan
 
-# Phases whose handlers record their own PhaseStarted and (on success) PhaseCompleted.
-SELF_REPORTED = frozenset({"phase1"})
+# Phases whose handlers record their own PhaseStarted and (on success) PhaseCompleted, and the
+# name they record them under (finalization brackets itself as "final", its scope). Phase 2 is
+# bracketed here; its paths bracket themselves as "phase2/path-<i>".
+SELF_REPORTED = {"phase1": "phase1", "phase3": "phase3", FINALIZATION: "final"}
 
 
 @dataclass(frozen=True)
@@ -61,11 +67,6 @@ class Phases:
 
 
 def default_phases() -> Phases:
-    from handlers.finalization import run_finalization
-    from handlers.phase1 import run_phase1
-    from handlers.phase2 import run_phase2
-    from handlers.phase3 import run_phase3
-
     return Phases(run_phase1, run_phase2, run_phase3, run_finalization)
 
 
@@ -142,7 +143,7 @@ class Pipeline:
 
     def _race(self, window, coro) -> PhaseRace:
         return PhaseRace(self.wf, window, coro, limits=self.limits, ledger=self.ledger,
-                         self_reported=window.phase in SELF_REPORTED)
+                         self_reported=window.phase in SELF_REPORTED, bracket=SELF_REPORTED.get(window.phase))
 
     def _after(self, outcome: Outcome) -> None:
         if outcome.status == BUDGET:
@@ -230,7 +231,7 @@ class Pipeline:
         validation = solution.model_copy(update={"score": score})
         race = PhaseRace(wf, window, self.phases.finalization(wf, validation, score, deadline_s=window.soft_end_s,
                                                               fallback=validation),
-                         limits=None, ledger=self.ledger, self_reported=FINALIZATION in SELF_REPORTED)
+                         limits=None, ledger=self.ledger, self_reported=True, bracket=SELF_REPORTED[FINALIZATION])
         outcome = await race.settle(await race.wait(window.end_s))
         if outcome.ok:
             value = outcome.value

@@ -196,7 +196,9 @@ class Script:
 
     async def phase3(self, wf: Workflow, solutions: list[SolutionScript], *, deadline_s: float) -> Phase3Result:
         self.seen["phase3"] = {"deadline_s": deadline_s, "now": wf.now, "solutions": solutions}
+        wf.at("phase3").record(PhaseStarted(phase="phase3"))
         best, score = await self._work(wf, "phase3", "phase3", "ens")
+        wf.at("phase3").record(PhaseCompleted(phase="phase3"))
         return Phase3Result(input_solutions=solutions, ensemble_plans=["avg"], ensemble_scores=[score],
                             best_ensemble=best, best_ensemble_score=score)  # type: ignore[arg-type]
 
@@ -205,10 +207,12 @@ class Script:
         self.seen["finalization"] = {"deadline_s": deadline_s, "now": wf.now, "solution": solution,
                                      "score": score}
         w = wf.at("finalization")
+        w.record(PhaseStarted(phase="final"))
         for k in range(self.steps.get("finalization", 1)):
             await w.agent(AgentCallRequested(effect_id=w.effect_id(f"work-{k}"), agent_type="test", prompt="t"))
         if "finalization" in self.fail:
             raise RuntimeError("finalization broke")
+        w.record(PhaseCompleted(phase="final"))
         return _Finalized(final_solution=solution.model_copy(update={"phase": SolutionPhase.final}),
                           submission_path="/runs/x/final/submission.csv")
 

@@ -43,7 +43,9 @@ def test_REQ_OR_017_012_013_014_016_phases_run_strictly_in_order():
     run = script.run(cfg())
     result = final_result(run)
     started = [e.phase for e in run.of(PhaseStarted)]
-    assert started == ["phase1", "phase2", "phase3", "finalization"]
+    assert started == ["phase1", "phase2", "phase3", "final"]
+    completed = [e.phase for e in run.of(PhaseCompleted)]
+    assert completed == ["phase1", "phase2", "phase3", "final"]
     phases = run.completed.result["phases"]
     order = ["phase1", "phase2", "phase3", "finalization"]
     for before, after in zip(order, order[1:]):

@@ -1,0 +1,77 @@
+"""The real phases under the orchestrator, with a scripted agent on the simulated clock."""
+
+from __future__ import annotations
+
+from events.core import AgentCallRequested, EffectCancelled, PhaseCompleted, PhaseStarted
+from events.domain import FinalResult, PipelineConfig
+from events.pipeline import BudgetExhausted, BudgetWarning, DeadlineHit, FinalizeNow
+from handlers.pipeline import main
+from tests.pipeline import scripted_agent as sa
+from tests.pipeline.support import simulate_clock
+
+
+def small(**kw) -> PipelineConfig:
+    base = dict(num_retrieved_models=2, outer_loop_steps=1, inner_loop_steps=2, num_parallel_solutions=2,
+                ensemble_rounds=2, time_limit_seconds=3600)
+    base.update(kw)
+    return PipelineConfig(**base)
+
+
+def run_sim(config, *, cost=0.0, durations=None):
+    return simulate_clock(main, agent=lambda r: sa.answer(r, cost_usd=cost), evaluate=sa.evaluate,
+                          config=config, durations=durations)
+
+
+def test_REQ_OR_001_017_real_phases_run_in_order_and_produce_a_submission():
+    run = run_sim(small())
+    assert run.failed is None
+    result = FinalResult.model_validate(run.completed.result)
+    started = [e.phase for e in run.of(PhaseStarted)]
+    assert started == ["phase1", "phase2", "phase2/path-0", "phase2/path-1", "phase3", "final"]
+    assert [e.phase for e in run.of(PhaseCompleted)][-1] == "final"
+    assert result.phase1.initial_score == 0.52  # two candidates, one accepted merge
+    assert [r.best_score for r in result.phase2_results] == [0.53, 0.53]
+    assert result.phase3 is not None and result.phase3.best_ensemble_score == 0.9
+    assert result.submission_path.endswith("submission.csv")
+    assert run.completed.best_score == 0.9
+    # the agent sessions of the L paths are their own (REQ-OR-021)
+    keyed = [r for r in run.of(AgentCallRequested) if r.effect_id.startswith("phase2/") and r.session_key]
+    assert {r.session_key for r in keyed} == {"path-0", "path-1"}
+    assert all(r.effect_id.startswith(f"phase2/{r.session_key}/") for r in keyed)
+
+
+def test_REQ_OR_015_real_phases_with_L1_never_ask_the_ensemble_agents():
+    run = run_sim(small(num_parallel_solutions=1))
+    result = FinalResult.model_validate(run.completed.result)
+    assert result.phase3 is None and len(result.phase2_results) == 1
+    assert not [r for r in run.of(AgentCallRequested) if r.agent_type in ("ens_planner", "ensembler")]
+    assert run.completed.best_score == result.phase2_results[0].best_score
+
+
+def test_REQ_OR_023_real_phase2_paths_are_cancelled_at_the_deadline():
+    # Coder calls take 2000 s: the paths cannot finish inside Phase 2's window.
+    def durations(req):
+        return 2000.0 if getattr(req, "agent_type", "") == "coder" else 1.0
+
+    run = run_sim(small(), durations=durations)
+    result = FinalResult.model_validate(run.completed.result)
+    assert ("phase2", "cancelled") in [(h.phase, h.action) for h in run.of(DeadlineHit)]
+    cancelled = {e.effect_id for e in run.of(EffectCancelled)}
+    assert any(c.startswith("phase2/path-0/") for c in cancelled)
+    paths = {e.phase: e.result for e in run.of(PhaseCompleted) if e.phase.startswith("phase2/path-")}
+    assert paths["phase2/path-0"]["cancelled"] and paths["phase2/path-1"]["cancelled"]
+    assert all(r.step_history[0]["failed"] for r in result.phase2_results)
+    assert result.submission_path  # Phase 3 and finalization still ran in their own windows
+    assert result.total_duration_seconds <= 3600
+
+
+def test_REQ_OR_029_real_phases_budget_warning_then_shutdown_then_submission():
+    run = run_sim(small(max_budget_usd=0.2), cost=0.01)  # about 20 calls' worth
+    assert run.failed is None
+    result = FinalResult.model_validate(run.completed.result)
+    assert len(run.of(BudgetWarning)) == 1 and len(run.of(BudgetExhausted)) == 1
+    assert run.of(BudgetWarning)[0].spent_usd >= 0.16
+    (now,) = run.of(FinalizeNow)
+    assert now.reason == "budget"
+    assert result.submission_path  # finalization ran after the shutdown
+    assert run.completed.result["stopped_early"] == "budget"
