@@ -1,0 +1,130 @@
+"""The library entry points of spec 09 (REQ-OR-001/002/044..046/051/053), driving the engine.
+
+    result = await run_pipeline("wine", PipelineConfig(num_parallel_solutions=1))
+    result = run_pipeline_sync(task_description_with_data_dir)
+    phase1 = await run_phase1("wine")
+    paths  = await run_phase2_outer_loop("wine", None, initial_solution, initial_score)
+
+Each call is a fresh, recorded run (REQ-OR-051): ``create_run`` appends RunStarted, then the
+driver runs it to the end in the caller's event loop (``drive_async``; no nested
+``anyio.run``). The run can be inspected, replayed or resumed with the ``engine`` CLI like any
+other (``db`` as for ``--db``: default ``$ENGINE_DB`` or ``./engine-runs/engine.db``).
+
+* ``task``: a bundled task name, a task directory, or a ``TaskDescription`` whose ``data_dir``
+  is the public data directory. It is validated before anything is written (REQ-OR-002):
+  problems raise ``InputError``, a ``ValueError``.
+* ``config``: ``None`` means ``PipelineConfig()`` (REQ-OR-044); ``MLE_STAR_*`` variables fill
+  the fields the caller did not set (REQ-OR-046, ``engine.envconfig``).
+* ``agent``: ``claude`` | ``builtin`` | ``auto`` | ``replay:<run>`` | ``package.module:Attr``. A
+  backend that cannot run here (e.g. ``claude`` without credentials) raises
+  ``EnvironmentError`` (REQ-OR-046).
+* A run that ends in RunFailed raises ``PipelineError`` whose ``diagnostics`` are the
+  RunFailed diagnostics plus the run id (REQ-OR-042).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from events.domain import (
+    FinalResult,
+    Phase1Result,
+    Phase2Result,
+    PipelineConfig,
+    PipelineError,
+    SolutionScript,
+    TaskDescription,
+)
+from engine import runs as runs_mod
+from engine.envconfig import apply_env
+from engine.validate import config_problems, raise_if, task_problems, task_spec_problems
+
+TaskInput = str | Path | TaskDescription
+
+
+def _prepared(task: TaskInput) -> tuple[runs_mod.PreparedTask | None, str | None]:
+    """Validate ``task`` (REQ-OR-002) and say how create_run should get it."""
+    if isinstance(task, TaskDescription):
+        raise_if(task_problems(task))
+        return runs_mod.PreparedTask(description=task, public_dir=Path(task.data_dir).expanduser(),
+                                     label=task.competition_id), None
+    if hasattr(task, "description") and hasattr(task, "public_dir"):  # an engine.tasks LoadedTask
+        return runs_mod.PreparedTask(description=task.description, public_dir=Path(task.public_dir),  # type: ignore[union-attr]
+                                     label=task.description.competition_id), None  # type: ignore[union-attr]
+    spec = str(task)
+    raise_if(task_spec_problems(spec))
+    return None, spec
+
+
+def _backend(agent: str, config: PipelineConfig, db: Path) -> Any:
+    from engine.agents.errors import BackendUnavailable
+
+    try:
+        return runs_mod.make_backend(agent, config, db=db)
+    except BackendUnavailable as exc:
+        raise EnvironmentError(f"agent backend {agent!r} cannot run here: {exc}") from exc
+
+
+async def run_strategy(strategy: str, task: TaskInput, config: PipelineConfig | None = None, *,
+                       agent: str = "auto", db: str | Path | None = None, seed: int = 0,
+                       params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Start a run of ``strategy`` and drive it to the end; return RunCompleted's ``result``."""
+    cfg = apply_env(config if config is not None else PipelineConfig())
+    raise_if(config_problems(cfg))
+    prepared, spec = _prepared(task)
+    path = runs_mod.db_path(db)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backend = _backend(agent, cfg, path)
+    store = runs_mod.open_store(path, create=True)
+    try:
+        run_id = runs_mod.create_run(store, db=path, task=prepared, task_spec=spec, strategy=strategy,
+                                     backend_name=getattr(backend, "record_name", agent), config=cfg, seed=seed,
+                                     params=params)
+        state = await runs_mod.drive_async(store, run_id, backend=backend, handle_signals=False)
+        if state.status == "completed":
+            return dict(state.result) | {"run_id": run_id}
+        diagnostics: dict[str, Any] = {"run_id": run_id, "status": state.status}
+        for env in store.read(run_id):
+            if env.type == "RunFailed":
+                diagnostics = {**dict(env.payload.get("diagnostics") or {}), **diagnostics}
+        raise PipelineError(state.error or f"run {run_id} ended {state.status}", diagnostics)
+    finally:
+        store.close()
+
+
+async def run_pipeline(task: TaskInput, config: PipelineConfig | None = None, *, agent: str = "auto",
+                       db: str | Path | None = None, seed: int = 0) -> FinalResult:
+    """REQ-OR-001: the whole MLE-STAR pipeline; a fully populated ``FinalResult``."""
+    result = await run_strategy("mle-star", task, config, agent=agent, db=db, seed=seed)
+    return FinalResult.model_validate(result)
+
+
+def run_pipeline_sync(task: TaskInput, config: PipelineConfig | None = None, *, agent: str = "auto",
+                      db: str | Path | None = None, seed: int = 0) -> FinalResult:
+    """REQ-OR-053: ``run_pipeline`` for callers without an event loop."""
+    return anyio.run(lambda: run_pipeline(task, config, agent=agent, db=db, seed=seed))
+
+
+async def run_phase1(task: TaskInput, config: PipelineConfig | None = None, *, agent: str = "auto",
+                     db: str | Path | None = None, seed: int = 0) -> Phase1Result:
+    """REQ-OR-012 as a library call: Phase 1 alone (strategy ``handlers.phase1:phase1_only``)."""
+    result = await run_strategy("handlers.phase1:phase1_only", task, config, agent=agent, db=db, seed=seed)
+    return Phase1Result.model_validate(result["phase1"])
+
+
+async def run_phase2_outer_loop(task: TaskInput, config: PipelineConfig | None,
+                                initial_solution: SolutionScript | str, initial_score: float, *,
+                                agent: str = "auto", db: str | Path | None = None,
+                                seed: int = 0) -> list[Phase2Result]:
+    """REQ-OR-013 as a library call: the L Phase 2 paths from ``initial_solution`` (strategy
+    ``handlers.phase2:phase2_only``); one ``Phase2Result`` per path."""
+    content = initial_solution.content if isinstance(initial_solution, SolutionScript) else str(initial_solution)
+    result = await run_strategy("handlers.phase2:phase2_only", task, config, agent=agent, db=db, seed=seed,
+                                params={"initial_solution": content, "initial_score": float(initial_score)})
+    return [Phase2Result.model_validate(r) for r in result["phase2_results"]]
+
+
+__all__ = ["run_pipeline", "run_pipeline_sync", "run_phase1", "run_phase2_outer_loop", "run_strategy"]
