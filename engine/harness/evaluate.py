@@ -83,6 +83,8 @@ async def evaluate_code(
         kill_grace_seconds=kill_grace_seconds,
     )
     result = build_evaluation_result(outcome.raw)
+    log.info("harness.evaluation.scored", path=script_path, exit_code=result.exit_code,
+             duration=round(result.duration_seconds, 3), score=result.score, is_error=result.is_error)
     return CodeEvaluation(result=result, outcome=outcome, script_path=script_path)
 
 

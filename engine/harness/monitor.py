@@ -52,6 +52,8 @@ class TreeMonitor:
         self._sid = self.root_pid
         self._own_group = self.own_session
         self._adopt(self.root_pid)
+        roots = [s.proc for s in self._seen.values()]
+        self._root: psutil.Process | None = roots[0] if roots else None
 
     def _in_our_session(self, pid: int) -> bool:
         if not self._own_group:
@@ -69,6 +71,12 @@ class TreeMonitor:
                 self._seen[key] = _Seen(proc=proc, parent_pid=proc.ppid())
         except _GONE:
             pass
+
+    def _root_exists(self) -> bool:
+        try:
+            return self._root is not None and self._root.is_running()
+        except _GONE:
+            return False
 
     @staticmethod
     def _alive(proc: psutil.Process) -> bool:
@@ -152,7 +160,10 @@ class TreeMonitor:
         covers those that left the group with ``setsid``. psutil checks each process's start
         time, so a recycled pid never receives the signal.
         """
-        if self._own_group:
+        # killpg only while the script's own process exists (alive or zombie): until it is
+        # reaped its pid, hence the group id, cannot be reused by an unrelated process. Later,
+        # group members are still found by ``alive()``, which adopts them by group and session.
+        if self._own_group and self._root_exists():
             try:
                 os.killpg(self._pgid, sig)
             except (ProcessLookupError, PermissionError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import signal
 
 import structlog
 
@@ -113,8 +114,6 @@ def stderr_tail(stderr: str, lines: int = STDERR_TAIL_LINES, chars: int = STDERR
 def _signal_name(exit_code: int) -> str | None:
     if exit_code >= 0:
         return None
-    import signal
-
     try:
         return signal.Signals(-exit_code).name
     except ValueError:

@@ -75,6 +75,8 @@ async def test_executor_directory_layout_and_result(tmp_path: Path, task_dir: Pa
     assert seen["input"] == ["description.md", "images", "sample_submission.csv", "test.csv", "train.csv"]
     assert seen["final"] == []
     assert (eval_dir / f"{request.solution_id}.py").read_text() == code
+    # after the run input/ holds links only (private copies, made when running as root, are dropped)
+    assert all(p.is_symlink() or p.is_dir() for p in (eval_dir / "input").rglob("*"))
 
 
 async def test_executor_scripts_cannot_modify_task_data(tmp_path: Path, task_dir: Path) -> None:
