@@ -1,0 +1,196 @@
+"""Inline SVG charts for the report: score over driven time, and per-phase bars. No JS, no CSS
+files, no network: plain SVG elements with <title> tooltips."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from html import escape
+from typing import Sequence
+
+from engine.audit.common import fmt_score, is_better
+
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+           "#9c755f", "#8cd17d", "#86bcb6", "#d37295")
+PHASE_TINTS = {"phase1": "#eef3fb", "phase2": "#eef8f0", "phase3": "#f6effa", "finalization": "#fdf0ee",
+               "evolve": "#fdf7e7"}
+
+
+def colour_map(scopes: Sequence[str]) -> dict[str, str]:
+    """A stable colour per scope, in order of first appearance."""
+    out: dict[str, str] = {}
+    for s in scopes:
+        if s not in out:
+            out[s] = PALETTE[len(out) % len(PALETTE)]
+    return out
+
+
+def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo]
+    raw = (hi - lo) / max(1, count)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step) * step
+    ticks, t = [], first
+    while t <= hi + step * 1e-9:
+        ticks.append(round(t, 12))
+        t += step
+    return ticks
+
+
+def fmt_tick(v: float) -> str:
+    if v == 0:
+        return "0"
+    if abs(v) >= 1000 or abs(v) < 0.001:
+        return f"{v:.3g}"
+    return f"{v:.4g}"
+
+
+def fmt_seconds(s: float) -> str:
+    s = float(s)
+    if s < 60:
+        return f"{s:.0f}s" if s >= 10 else f"{s:.1f}s"
+    if s < 3600:
+        return f"{int(s // 60)}m{int(s % 60):02d}s"
+    return f"{int(s // 3600)}h{int(s % 3600 // 60):02d}m"
+
+
+@dataclass(frozen=True)
+class Point:
+    seq: int
+    scope: str
+    purpose: str
+    solution_id: str
+    elapsed_s: float
+    score: float | None
+    is_error: bool
+
+    @property
+    def scored(self) -> bool:
+        return self.score is not None and not self.is_error and math.isfinite(self.score)
+
+
+@dataclass(frozen=True)
+class Span:
+    phase: str
+    start: float
+    end: float
+
+
+def best_so_far(points: Sequence[Point], maximize: bool) -> list[tuple[float, float, int]]:
+    """(elapsed, best score, seq) at every improvement, in driven-time order."""
+    steps: list[tuple[float, float, int]] = []
+    best: float | None = None
+    for p in sorted((p for p in points if p.scored), key=lambda p: (p.elapsed_s, p.seq)):
+        if is_better(p.score, best, maximize):  # type: ignore[arg-type]
+            best = p.score
+            steps.append((p.elapsed_s, p.score, p.seq))  # type: ignore[arg-type]
+    return steps
+
+
+def score_plot(points: Sequence[Point], spans: Sequence[Span], colours: dict[str, str], *, maximize: bool,
+               metric: str, width: int = 1120, height: int = 400) -> str:
+    """Every evaluation as a dot (× in the bottom strip when it produced no score), the
+    best-so-far step curve, phases as tinted bands."""
+    left, right, top, bottom, strip = 74, 24, 30, 58, 34
+    plot_h = height - top - bottom - strip
+    xs = [p.elapsed_s for p in points] + [s.end for s in spans]
+    x_hi = max(xs + [1.0]) * 1.02
+    scored = [p.score for p in points if p.scored]
+    if scored:
+        lo, hi = min(scored), max(scored)  # type: ignore[type-var]
+        pad = (hi - lo) * 0.08 or (abs(hi) * 0.05 or 0.5)
+        y_lo, y_hi = lo - pad, hi + pad
+    else:
+        y_lo, y_hi = 0.0, 1.0
+
+    def X(t: float) -> float:
+        return left + (width - left - right) * (t / x_hi)
+
+    def Y(v: float) -> float:
+        return top + plot_h * (1 - (v - y_lo) / (y_hi - y_lo))
+
+    o: list[str] = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img" '
+                    f'aria-label="score of every evaluation over driven time">']
+    for s in spans:  # phase bands
+        x0, x1 = X(s.start), X(max(s.end, s.start))
+        tint = PHASE_TINTS.get(s.phase, "#f1f2f6")
+        o.append(f'<rect x="{x0:.1f}" y="{top}" width="{max(x1 - x0, 1):.1f}" height="{plot_h + strip}" '
+                 f'fill="{tint}"><title>{escape(s.phase)}: {fmt_seconds(s.start)} → {fmt_seconds(s.end)}</title></rect>')
+        if x1 - x0 > 40:
+            o.append(f'<text x="{x0 + 6:.1f}" y="{top + 14}" class="band">{escape(s.phase)}</text>')
+    for v in nice_ticks(y_lo, y_hi):
+        y = Y(v)
+        o.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+                 f'<text x="{left - 8}" y="{y + 4:.1f}" class="tick" text-anchor="end">{fmt_tick(v)}</text>')
+    axis_y = top + plot_h + strip
+    for v in nice_ticks(0, x_hi, 8):
+        x = X(v)
+        o.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{axis_y}" class="grid light"/>'
+                 f'<text x="{x:.1f}" y="{axis_y + 16}" class="tick" text-anchor="middle">{fmt_seconds(v)}</text>')
+    strip_y = top + plot_h + strip / 2
+    o.append(f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h + 4}" y2="{top + plot_h + 4}" class="axis"/>'
+             f'<text x="{left - 8}" y="{strip_y + 4:.1f}" class="tick muted" text-anchor="end">no score</text>'
+             f'<line x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}" class="axis"/>')
+    arrow = "↑ higher is better" if maximize else "↓ lower is better"
+    o.append(f'<text x="18" y="{top + plot_h / 2:.1f}" class="label" text-anchor="middle" '
+             f'transform="rotate(-90 18 {top + plot_h / 2:.1f})">{escape(metric)} ({arrow})</text>'
+             f'<text x="{(left + width - right) / 2:.1f}" y="{height - 8}" class="label" text-anchor="middle">'
+             f'driven time</text>')
+    steps = best_so_far(points, maximize)
+    if steps:
+        d = [f"M{X(steps[0][0]):.1f},{Y(steps[0][1]):.1f}"]
+        for t, v, _ in steps[1:]:
+            d.append(f"H{X(t):.1f}V{Y(v):.1f}")
+        d.append(f"H{X(max(xs)):.1f}")
+        o.append(f'<path d="{"".join(d)}" class="best"/>')
+    for p in points:
+        colour = colours.get(p.scope, "#888")
+        tip = (f"seq {p.seq} · {p.scope} · {p.purpose or 'evaluation'} · score {fmt_score(p.score)}"
+               f"{' (error)' if p.is_error else ''} · t={fmt_seconds(p.elapsed_s)} · solution {p.solution_id}")
+        x = X(p.elapsed_s)
+        if p.scored:
+            o.append(f'<circle class="pt" data-seq="{p.seq}" cx="{x:.1f}" cy="{Y(p.score):.1f}" r="5.5" '  # type: ignore[arg-type]
+                     f'fill="{colour}"><title>{escape(tip)}</title></circle>')
+        else:
+            r = 4.5
+            o.append(f'<g class="pt miss" data-seq="{p.seq}"><title>{escape(tip)}</title>'
+                     f'<path d="M{x - r:.1f},{strip_y - r:.1f}L{x + r:.1f},{strip_y + r:.1f}M{x - r:.1f},'
+                     f'{strip_y + r:.1f}L{x + r:.1f},{strip_y - r:.1f}" stroke="{colour}"/></g>')
+    if steps:
+        t, v, _ = steps[-1]
+        o.append(f'<circle cx="{X(t):.1f}" cy="{Y(v):.1f}" r="9" class="best-ring"/>'
+                 f'<text x="{X(t) + 12:.1f}" y="{Y(v) - 10:.1f}" class="callout">best {fmt_score(v)}</text>')
+    o.append("</svg>")
+    return "".join(o)
+
+
+def legend(colours: dict[str, str], *, extra: bool = True) -> str:
+    items = [f'<span class="lg"><i style="background:{c}"></i>{escape(s)}</span>' for s, c in colours.items()]
+    if extra:
+        items.append('<span class="lg"><i class="line"></i>best so far</span>')
+        items.append('<span class="lg"><b class="x">×</b>no score / error</span>')
+    return f'<div class="legend">{"".join(items)}</div>'
+
+
+def bar_panel(title: str, rows: Sequence[tuple[str, float]], fmt, colour: str, *, width: int = 360) -> str:
+    """A small horizontal bar chart (one of the per-phase small multiples)."""
+    row_h, left, top = 30, 104, 30
+    height = top + row_h * max(1, len(rows)) + 10
+    hi = max([v for _, v in rows] + [0.0])
+    span = width - left - 70
+    o = [f'<svg class="bars" viewBox="0 0 {width} {height}" width="100%" role="img" aria-label="{escape(title)}">',
+         f'<text x="0" y="16" class="panel-title">{escape(title)}</text>']
+    for i, (name, value) in enumerate(rows):
+        y = top + i * row_h
+        w = 0 if hi <= 0 else span * value / hi
+        o.append(f'<text x="{left - 8}" y="{y + 17}" class="tick" text-anchor="end">{escape(name)}</text>'
+                 f'<rect x="{left}" y="{y + 4}" width="{span}" height="18" rx="4" class="track"/>'
+                 f'<rect x="{left}" y="{y + 4}" width="{max(w, 2 if value > 0 else 0):.1f}" height="18" rx="4" '
+                 f'fill="{colour}"><title>{escape(name)}: {escape(fmt(value))}</title></rect>'
+                 f'<text x="{left + max(w, 0) + 6:.1f}" y="{y + 17}" class="value">{escape(fmt(value))}</text>')
+    if not rows:
+        o.append(f'<text x="{left}" y="{top + 16}" class="tick muted">nothing recorded</text>')
+    o.append("</svg>")
+    return "".join(o)
