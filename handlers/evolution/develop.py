@@ -22,10 +22,11 @@ from typing import Any
 from events.core import AgentCallCompleted, EvaluationCompleted
 from events.domain import SolutionPhase
 from events.evolution import DebugAttempted
-from handlers.common import code_of, timeout_for
+from handlers.common import AgentReply, code_of, looks_like_code, timeout_for
 from handlers.evaluation import bug_text
 from handlers.evolution.genes import parse_genes, structure_error
 from handlers.evolution.prompts import debug_request, review_request
+from handlers.prompts import longest_fenced_block
 from handlers.runtime import Workflow
 
 OUTPUT_TAIL = 3000
@@ -53,6 +54,18 @@ class Outcome:
     approach_tag: str | None = None
     summary: str = ""
     review: dict[str, Any] = field(default_factory=dict)
+
+
+def usable_code(reply: AgentReply) -> str | None:
+    """The reply's code; None when the call failed, the answer is empty, or it is prose: no
+    fenced block and text that does not even compile (a generation with no usable code makes a
+    dead node; the debugger cannot fix an essay)."""
+    code = code_of(reply)
+    if code is None or not isinstance(reply, AgentCallCompleted):
+        return None
+    if not reply.code and longest_fenced_block(reply.text or "") is None and not looks_like_code(code):
+        return None
+    return code
 
 
 def _tail(text: str, n: int) -> str:
@@ -104,7 +117,7 @@ async def develop(wf: Workflow, code: str, *, step: int, phase: SolutionPhase, o
         reply = await wf.agent(debug_request(
             wf.effect_id(f"{prefix}/debug-{attempts}"), task_description=wf.start.task.description,
             code=current.code, error=current.error, output=current.output, attempt=attempts))
-        fixed = code_of(reply)
+        fixed = usable_code(reply)
         if fixed is None:
             wf.record(DebugAttempted(step=step, attempt=attempts, input_solution_id=current.solution_id,
                                      input_error=current.error[:500], output_solution_id=None, ok=False,

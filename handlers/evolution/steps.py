@@ -22,8 +22,7 @@ from events.evolution import (
     TargetLocusChosen,
     TournamentHeld,
 )
-from handlers.common import code_of
-from handlers.evolution.develop import Outcome, develop
+from handlers.evolution.develop import Outcome, develop, usable_code
 from handlers.evolution.genes import LOCI, parse_genes, select_non_stub_gene
 from handlers.evolution.journal import Journal, Node
 from handlers.evolution.prompts import draft_request, merge_request, mutate_request
@@ -127,7 +126,7 @@ def _plan_mutate(wf: Workflow, journal: Journal, *, step: int, global_epoch: int
 async def run_step(wf: Workflow, journal: Journal, plan: StepPlan, *, deadline_s: float) -> Node:
     """Generate → develop → append the node (its journal index is the append order)."""
     reply = await wf.agent(plan.request)
-    code = code_of(reply)
+    code = usable_code(reply)
     parent_solutions = [journal.get(p).event.solution_id or "" for p in plan.parents]
     detail: dict[str, Any] = {"step": plan.step, "node": plan.node_id, "operator": plan.operator,
                               "parents": plan.parents, "gene_sources": plan.gene_sources}

@@ -53,7 +53,8 @@ def score_of(code: str) -> float:
 
 def evaluate(req: EvaluationRequested, code: str) -> EvaluationResult:
     if BUG in code:
-        return error_result("Traceback (most recent call last):\n  File \"s.py\", line 9\nRuntimeError: bug")
+        return error_result("Traceback (most recent call last):\n  File \"s.py\", line 9\n"
+                            f"RuntimeError: bug ({code.count(BUG)} bug lines left)")
     if "# NO_SCORE" in code:
         return ok_result(None, stdout="done\n")
     return ok_result(score_of(code))
