@@ -123,35 +123,50 @@ class DegenerationFix:
     restored: str | None
 
 
+def content_sources(plan: dict[str, GeneItem]) -> list[str]:
+    """The sources of the plan's non-stub genes (all sources when every winner is a stub).
+
+    Stub genes carry no content, and identical stubs are one gene represented by a single
+    carrier, so a plan whose real genes all come from D but whose stubs are attributed to E is
+    still a copy of D. The degeneration check therefore counts the sources of real genes.
+    """
+    real = sorted({item.source for item in plan.values() if not item.stub})
+    return real or sorted({item.source for item in plan.values()})
+
+
 def pheromone_with_degenerate_check(journal: Journal, current_step: int | None = None
                                     ) -> tuple[dict[str, GeneItem], DegenerationFix | None]:
-    """The pheromone top-1 plan; if all seven winners share one source D, each locus takes its
-    best gene not from D where one exists (never forced); if that again leaves a single source
-    E, the locus where D's quality lead is largest returns to D."""
+    """The pheromone top-1 plan; if all its real (non-stub) genes share one source D, each
+    locus takes its best gene not from D where one exists (never forced; a stub never displaces
+    a real gene); if the real genes then again share a single source E, the locus where D's
+    quality lead is largest returns to D, so the child mixes two parents whenever two exist."""
     pools = gene_pools(journal, current_step)
     plan = select_gene_plan(pools)
-    sources = sorted({item.source for item in plan.values()})
-    if len(plan) != len(LOCI) or len(sources) != 1:
+    if len(plan) != len(LOCI):
+        return plan, None
+    sources = content_sources(plan)
+    if len(sources) != 1:
         return plan, None
     dominant = sources[0]
     before = {locus: plan[locus].source for locus in LOCI}
     fixed = dict(plan)
     replaced, kept = [], []
     for locus in LOCI:
+        if plan[locus].source != dominant:
+            kept.append(locus)
+            continue
         others = [i for i in pools[locus] if i.source != dominant]
-        if plan[locus].stub:
-            choice = best_item(others)
-        else:  # a stub never displaces a real gene
-            choice = best_item([i for i in others if not i.stub])
+        choice = best_item(others) if plan[locus].stub else best_item([i for i in others if not i.stub])
         if choice is None:
             kept.append(locus)
         else:
             fixed[locus] = choice
             replaced.append(locus)
     restored = None
-    new_sources = sorted({item.source for item in fixed.values()})
-    if len(new_sources) == 1 and new_sources[0] != dominant:
-        leads = [(plan[locus].quality - fixed[locus].quality, -LOCI.index(locus), locus) for locus in replaced]
+    new_sources = content_sources(fixed)
+    real_replaced = [locus for locus in replaced if not plan[locus].stub]
+    if len(new_sources) == 1 and new_sources[0] != dominant and real_replaced:
+        leads = [(plan[locus].quality - fixed[locus].quality, -LOCI.index(locus), locus) for locus in real_replaced]
         restored = max(leads)[2]
         fixed[restored] = plan[restored]
         replaced.remove(restored)

@@ -10,7 +10,7 @@ import pytest
 from events.domain import MetricDirection
 from handlers.evolution.genes import LOCI
 from handlers.evolution.journal import Journal
-from handlers.evolution.selection import (gene_pools, get_primary_parent, pheromone_with_degenerate_check,
+from handlers.evolution.selection import (content_sources, gene_pools, get_primary_parent, pheromone_with_degenerate_check,
                                           pheromones, select_gene_plan, tournament_select)
 from tests.evolution.helpers import add_node, long
 
@@ -156,3 +156,17 @@ def test_tournament_draws_k_distinct_entrants_and_the_fittest_wins():
         assert winner.index == min(e.index for e in entrants if e.score == best)
     winner, entrants = tournament_select(pool[:2], 3, random.Random(0))
     assert len(entrants) == 2 and winner.id == "n1"
+
+
+def test_degeneration_counts_real_genes_not_identical_stubs():
+    """Identical stubs are one gene attributed to one carrier: a plan whose real genes all come
+    from one node is still a copy, before and after the fix."""
+    real = ("DATA", "MODEL", "REGULARIZATION", "TRAINING_TRICKS")
+    j = Journal(MetricDirection.maximize)
+    add_node(j, "A", 0.9, {lc: long(f"A-{lc}") for lc in real})
+    add_node(j, "B", 0.5, {lc: long(f"B-{lc}") for lc in real})
+    plan, fix = pheromone_with_degenerate_check(j)
+    assert fix is not None and fix.dominant == "A"
+    assert fix.restored in real
+    assert content_sources(plan) == ["A", "B"]
+    assert sorted({plan[lc].source for lc in real}) == ["A", "B"]
