@@ -37,27 +37,39 @@ UNIT_RANGE = {"roc_auc", "accuracy", "balanced_accuracy", "f1"}
 
 
 def families_in(text: str) -> list[str]:
-    low = text.lower()
-    found = []
+    """Families a free text mentions, in the order it mentions them."""
+    low = text.lower().replace("-", " ")
+    first: dict[str, int] = {}
     for key, family in FAMILIES.items():
         words = (key, key.replace("_", " "), family.tag.lower()) + family.keywords
-        if any(w in low for w in words):
-            found.append(key)
-    if "hist_gradient_boosting" in found and "gradient_boosting" in found and "gradient_boosting" not in re.sub(
-            r"hist_gradient_boosting", "", low):
-        found.remove("gradient_boosting")
-    return found
+        spots = [low.find(w) for w in words if w in low]
+        if spots:
+            first[key] = min(spots)
+    if "hist_gradient_boosting" in first and "gradient_boosting" in first and not re.search(
+            r"(?<!hist )(?<!hist_)gradient[ _]boosting", low):
+        del first["gradient_boosting"]     # "hist gradient boosting" is not plain GBM
+    return sorted(first, key=lambda k: first[k])
 
 
 def read_profile(text: str) -> dict[str, Any]:
+    """Preferences in a profile: our JSON tag, else the families its draft line names and how
+    bold its mutate line is (the evolution's seed profiles are plain prose)."""
     m = PROFILE_RE.search(text or "")
     if m:
         try:
             return json.loads(m.group(1))
         except ValueError:
             pass
-    fams = families_in(text or "")
-    return {"families": fams} if fams else {}
+    lines = (text or "").splitlines()
+    draft_line = next((line for line in lines if line.lower().startswith("draft")), text or "")
+    mutate_line = next((line for line in lines if line.lower().startswith("mutate")), "").lower()
+    out: dict[str, Any] = {}
+    fams = families_in(draft_line)
+    if fams:
+        out["families"] = fams
+    if mutate_line:
+        out["strength"] = 2 if any(w in mutate_line for w in ("bold", "different technique", "explore")) else 1
+    return out
 
 
 def _history_tags(call: Call) -> list[str]:

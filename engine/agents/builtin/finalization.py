@@ -41,7 +41,8 @@ def subsampling_extract(call: Call) -> Reply:
         return block_reply(m.group(0))
     hit = _SAMPLE_LINE.search(script)
     if hit is None:
-        return Reply(text="No subsampling code was found in the script.")
+        # An empty fenced block is the finalization handler's "no subsampling" (REQ-FN-008).
+        return Reply(text="No subsampling code was found in the script.\n\n```python\n```")
     lines = script.split("\n")
     row = script[: hit.start()].count("\n")
     start = row
@@ -104,7 +105,7 @@ def data(call: Call) -> Reply:
     files = _data_files(task_dir)
     unused = [f for f in files if Path(f).name not in script]
     if not unused:
-        return Reply(text=f"The script reads every data file ({', '.join(files)}). {ALL_USED}", code=script)
+        return Reply(text=f"The script reads every data file ({', '.join(files)}). {ALL_USED}")
     extra_train: list[str] = []
     extra_join: list[dict] = []
     if (task_dir / "train.csv").is_file() and (task_dir / "test.csv").is_file():
@@ -123,7 +124,7 @@ def data(call: Call) -> Reply:
     if spec is None:
         reason = ", ".join(unused)
         return Reply(text=f"Not read by the script: {reason}; none of them is a table that extends or joins "
-                          f"the training data, so there is nothing to add. {ALL_USED}", code=script)
+                          f"the training data, so there is nothing to add. {ALL_USED}")
     spec["data"]["extra_train"] = sorted(set(spec["data"].get("extra_train", []) + extra_train))
     spec["data"]["extra_join"] = spec["data"].get("extra_join", []) + extra_join
     log.info("builtin.data.revised", extra_train=extra_train, extra_join=[j["file"] for j in extra_join])
