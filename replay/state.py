@@ -197,6 +197,8 @@ def _evaluated(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
     node = s.solutions.get(p["solution_id"])
     if node is not None and score is not None:
         node.score = score
+    if p.get("purpose") == "ablation":  # an ablation study's printout is never a score (REQ-P2O-020), as in the runtime
+        return
     if score is None or score != score:  # None or NaN never counts as a best
         return
     best = s.best_score_so_far
