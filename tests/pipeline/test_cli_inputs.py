@@ -1,0 +1,142 @@
+"""``engine start`` input validation (REQ-OR-002) and MLE_STAR_* settings (REQ-OR-046)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.config import ConfigError, build_config
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT = "tests.pipeline.scripted_agent:ScriptedBackend"
+
+
+def engine(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("MLE_STAR_") and k != "ENGINE_DB"}
+    full["PYTHONPATH"] = str(REPO)
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "engine.cli", *args], env=full, cwd=cwd or REPO,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture()
+def task_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "task"
+    d.mkdir()
+    (d / "description.md").write_text("# Tiny\nPredict y.\n\n## Evaluation\nSubmissions are scored by accuracy.\n")
+    (d / "task.yaml").write_text("competition_id: tiny\ntask_type: classification\nevaluation_metric: accuracy\n"
+                                 "metric_direction: maximize\ntarget_column: y\nid_column: id\n")
+    (d / "train.csv").write_text("id,x,y\n1,0.1,0\n2,0.9,1\n")
+    (d / "test.csv").write_text("id,x\n4,0.8\n")
+    (d / "sample_submission.csv").write_text("id,y\n4,0\n")
+    return d
+
+
+def engine_in_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The same CLI entry point (``engine.cli.main``, with its exit-code mapping) in this
+    process: a subprocess costs seconds of imports on a loaded machine."""
+    import contextlib
+    import io
+    from unittest import mock
+
+    from engine import cli
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MLE_STAR_")} | (env or {})
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with mock.patch.dict(os.environ, clean, clear=True), mock.patch.object(sys, "argv", ["engine", *args]), \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            cli.main()
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+# One case goes through a real subprocess (the exit code as the shell sees it), the rest in process.
+SUBPROCESS_CASES = {"bad-env"}
+
+
+@pytest.mark.parametrize("case", ["unknown-name", "a-file", "no-description", "no-data", "bad-config",
+                                  "bad-env", "bad-strategy"])
+def test_REQ_OR_002_bad_inputs_exit_2_before_any_database_or_event(case, tmp_path, task_dir):
+    db = tmp_path / "runs" / "e.db"
+    args = ["start", "--agent", AGENT, "--db", str(db)]
+    env = {}
+    if case == "unknown-name":
+        args += ["--task", "no-such-task"]
+        expect = "neither a bundled task"
+    elif case == "a-file":
+        args += ["--task", str(task_dir / "train.csv")]
+        expect = "not a task directory"
+    elif case == "no-description":
+        (task_dir / "description.md").unlink()
+        args += ["--task", str(task_dir)]
+        expect = "description.md"
+    elif case == "no-data":
+        for f in ("train.csv", "test.csv", "sample_submission.csv"):
+            (task_dir / f).unlink()
+        args += ["--task", str(task_dir)]
+        expect = "no data files"
+    elif case == "bad-config":
+        args += ["--task", str(task_dir), "--set", "outer_loop_steps=0"]
+        expect = "outer_loop_steps"
+    elif case == "bad-env":
+        args += ["--task", str(task_dir)]
+        env = {"MLE_STAR_TIME_LIMIT": "soon"}
+        expect = "MLE_STAR_TIME_LIMIT"
+    else:
+        args += ["--task", str(task_dir), "--strategy", "no_such_module:main"]
+        expect = "cannot be loaded"
+    proc = (engine if case in SUBPROCESS_CASES else engine_in_process)(*args, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert expect in " ".join(proc.stderr.split())
+    assert not db.exists()
+
+
+def test_REQ_OR_046_env_time_limit_reaches_the_run_and_set_overrides_it(tmp_path, task_dir):
+    db = tmp_path / "e.db"
+    common = ["start", "--task", str(task_dir), "--agent", AGENT, "--db", str(db), "--json",
+              "--set", "num_retrieved_models=1", "--set", "outer_loop_steps=1", "--set", "inner_loop_steps=1",
+              "--set", "num_parallel_solutions=1"]
+    proc = engine_in_process(*common, env={"MLE_STAR_TIME_LIMIT": "900", "MLE_STAR_MAX_BUDGET": "5"})
+    assert proc.returncode == 0, proc.stderr
+    run_id = json.loads(proc.stdout)["run_id"]
+    from store.sqlite import SQLiteEventStore
+
+    store = SQLiteEventStore(db, create=False)
+    config = next(e for e in store.read(run_id) if e.type == "RunStarted").payload["config"]
+    store.close()
+    assert config["time_limit_seconds"] == 900 and config["max_budget_usd"] == 5
+    assert json.loads(proc.stdout)["status"] == "completed"
+
+
+def test_REQ_OR_046_precedence_preset_env_file_flags_set(tmp_path):
+    env = {"MLE_STAR_TIME_LIMIT": "100", "MLE_STAR_MODEL": "opus", "MLE_STAR_LOG_LEVEL": "debug",
+           "MLE_STAR_MAX_BUDGET": "3.5"}
+    cfg = build_config(environ=env)
+    assert (cfg.time_limit_seconds, cfg.model, cfg.log_level, cfg.max_budget_usd) == (100, "opus", "DEBUG", 3.5)
+    file = tmp_path / "c.yaml"
+    file.write_text("time_limit_seconds: 200\nmodel: haiku\n")
+    cfg = build_config(config_file=file, environ=env)
+    assert (cfg.time_limit_seconds, cfg.model, cfg.max_budget_usd) == (200, "haiku", 3.5)
+    cfg = build_config(config_file=file, environ=env, extra={"time_limit_seconds": 300})
+    assert cfg.time_limit_seconds == 300
+    cfg = build_config(config_file=file, environ=env, extra={"time_limit_seconds": 300},
+                       overrides=["time_limit_seconds=400"])
+    assert cfg.time_limit_seconds == 400
+    assert build_config(environ={}).time_limit_seconds == 86400  # REQ-OR-044 default
+    assert build_config(environ={"MLE_STAR_MODEL": ""}).model == "sonnet"  # empty = unset
+
+
+@pytest.mark.parametrize("env", [{"MLE_STAR_TIME_LIMIT": "1.5"}, {"MLE_STAR_TIME_LIMIT": "0"},
+                                 {"MLE_STAR_MAX_BUDGET": "free"}, {"MLE_STAR_MAX_BUDGET": "-1"},
+                                 {"MLE_STAR_LOG_LEVEL": "chatty"}])
+def test_REQ_OR_046_bad_env_values_are_config_errors(env):
+    with pytest.raises(ConfigError, match=next(iter(env))):
+        build_config(environ=env)
