@@ -95,7 +95,7 @@ def rerun_cmd(run_id: str = typer.Argument(..., help="The recorded run to run ag
     if json_out:
         sys.stdout.write(json.dumps(outcome.to_json(), indent=1, default=str) + "\n")
     else:
-        out.print(outcome.describe(), highlight=False)
+        out.print(outcome.describe(), highlight=False, markup=False)
     if outcome.difference is not None or outcome.status != "completed":
         raise typer.Exit(1)
 

@@ -105,9 +105,9 @@ def final_solution(log: RunLog) -> tuple[str, str]:
         p = env.payload
         if isinstance(p.get("final_solution_id"), str) and p["final_solution_id"] in known:
             return p["final_solution_id"], f"{env.type} (seq {env.seq})"
-        if env.type in ("SubmissionProduced", "FinalizationFellBack") and p.get("solution_id") in known:
-            if env.type == "FinalizationFellBack" or p.get("valid"):
-                return p["solution_id"], f"{env.type} (seq {env.seq})"
+        named = p.get("solution_id") in known
+        if named and (env.type.startswith("Final") or (env.type == "SubmissionProduced" and p.get("valid"))):
+            return p["solution_id"], f"{env.type} (seq {env.seq})"
     best: tuple[float, str] | None = None
     for env in log.envelopes:
         if env.type != "SolutionEvaluated":
@@ -173,6 +173,9 @@ def _all_nodes(log: RunLog) -> dict[str, LineageNode]:
                 entry = {"type": env.type, "seq": env.seq, "scope": env.scope}
                 entry.update({k: short(v, 160) for k, v in env.payload.items()})
                 nodes[sid].decisions.append(entry)
+                genes = env.payload.get("gene_sources")
+                if isinstance(genes, dict) and genes and nodes[sid].gene_sources is None:
+                    nodes[sid].gene_sources = {str(k): aliases.get(str(v), str(v)) for k, v in genes.items()}
     return nodes
 
 
