@@ -51,8 +51,9 @@ class SQLiteEventStore:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise NotAnEngineDatabase(f"{self.path}: no such database")
-        if self.path.exists() and self.path.is_file():
-            self._check_header()
+        # No header sniffing with open(): closing any descriptor of the file drops this process's
+        # POSIX locks on it (SQLite's own connections included), after which another process may
+        # delete the WAL under a live connection. SQLite itself refuses a non-database file (NOTADB).
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             conn = sqlite3.connect(str(self.path), timeout=busy_timeout_ms / 1000, isolation_level=None,
@@ -83,7 +84,8 @@ class SQLiteEventStore:
         if "locked" in text or "busy" in text:
             return DatabaseLocked(f"{self.path} is locked by another process ({text}); try again shortly")
         if "not a database" in text or "file is encrypted" in text:
-            return NotAnEngineDatabase(f"{self.path} is not an engine database ({text})")
+            return NotAnEngineDatabase(
+                f"{self.path} is not an engine database (not even SQLite: {text}); pass --db with the right file")
         return StoreError(f"{self.path}: {text}")
 
     def _ensure_schema(self) -> None:
@@ -100,6 +102,9 @@ class SQLiteEventStore:
                     raise NotAnEngineDatabase(f"{self.path} is not an engine database")
                 return
             self.conn.execute("BEGIN IMMEDIATE")
+            if "engine_meta" in set(self.db.table_names()):  # another process created it meanwhile
+                self.conn.execute("COMMIT")
+                return self._ensure_schema()
             try:
                 self.db["engine_meta"].create({"key": str, "value": str}, pk="key")
                 self.db["engine_meta"].insert_all(

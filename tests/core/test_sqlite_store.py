@@ -107,3 +107,48 @@ def test_reopen_keeps_events(tmp_path: Path) -> None:
     again = SQLiteEventStore(tmp_path / "e.db", create=False)
     assert list(again.read("R")) == written
     again.close()
+
+
+def test_second_open_in_same_process_keeps_locks(tmp_path: Path) -> None:
+    """Opening the database a second time in one process (e.g. a replay backend reading another run
+    while the CLI's store is open) must not drop the first connection's POSIX locks: if it did,
+    another process closing its connection would believe it was the last one and delete the WAL
+    under the live connection (a known way to corrupt SQLite)."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "e.db"
+    first = SQLiteEventStore(db)
+    first.create_run("R", strategy="toy", task="toy")
+    first.append("R", [note(1)], expected_seq=0)
+    SQLiteEventStore(db, create=False).close()
+    probe = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+             "c.execute('SELECT count(*) FROM events').fetchall(); c.close()")
+    subprocess.run([sys.executable, "-c", probe, str(db)], check=True)
+    assert Path(str(db) + "-wal").exists(), "another process deleted the WAL of a live connection"
+    first.append("R", [note(2)], expected_seq=1)
+    first.close()
+    again = SQLiteEventStore(db, create=False)
+    assert [e.seq for e in again.read("R")] == [1, 2]
+    again.close()
+
+
+def test_fresh_database_opened_by_many_processes_at_once(tmp_path: Path) -> None:
+    """Several processes creating the schema of one new file at once: none fails."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    db = tmp_path / "new.db"
+    procs = [ctx.Process(target=_open_and_close, args=(str(db),)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+
+
+def _open_and_close(path: str) -> None:
+    SQLiteEventStore(path).close()
