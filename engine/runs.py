@@ -38,7 +38,11 @@ def runs_root(db: Path) -> Path:
 
 
 def open_store(db: Path, *, create: bool = True) -> SQLiteEventStore:
-    return SQLiteEventStore(db, create=create)
+    """$ENGINE_BUSY_TIMEOUT_MS: how long to wait for another process's lock (default 5000)."""
+    raw = os.environ.get("ENGINE_BUSY_TIMEOUT_MS", "").strip()
+    if raw and not raw.isdigit():
+        raise EngineError(f"ENGINE_BUSY_TIMEOUT_MS must be a number of milliseconds, not {raw!r}")
+    return SQLiteEventStore(db, create=create, busy_timeout_ms=int(raw) if raw else 5000)
 
 
 def new_run_id() -> str:
