@@ -283,8 +283,8 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
                                      best_score_after_step=h_best, best_solution_id=best_id,
                                      was_skipped=skip is not None, skip_reason=skip))
     info(wf, "outer loop complete", steps=len(history), h_best=h_best, best_solution_id=best_id)
-    return Phase2Result(ablation_summaries=T_abl, refined_blocks=C, best_solution=s_final,
-                        best_score=h_best, step_history=history)
+    return Phase2Result(ablation_summaries=T_abl, refined_blocks=C, best_score=h_best, step_history=history,
+                        best_solution=with_score(s_final, h_best, executable=True))
 
 
 # --- REQ-OR-013..023/040: L paths in parallel ----------------------------------------------

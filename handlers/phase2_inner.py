@@ -227,7 +227,7 @@ async def run_phase2_inner_loop(
             origin="refinement", parents=[parent_id],
             detail={"outer_step": t, "k": k, "plan": plan, "code_block": c_t},
         )
-        h_k = ev.score if ev.ok else None
+        h_k = ev.score if ev.ok and ev.score == ev.score else None       # NaN is no score either
         improved = h_k is not None and is_improvement_or_equal(h_k, best, direction)   # REQ-P2I-025/026
         if improved:
             info(wf, "inner best updated", outer_step=t, k=k, old=best, new=h_k)

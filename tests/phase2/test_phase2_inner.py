@@ -197,3 +197,14 @@ def test_inner_attempts_after_the_deadline_are_recorded_as_skipped():
     assert len(att) == 4
     assert att[-1].plan == DEADLINE_SKIPPED and att[0].plan != DEADLINE_SKIPPED
     assert len(agents.of("coder")) < 4
+
+
+def test_REQ_P2I_027_nan_score_counts_as_failed():
+    from tests.support.sim import ok_result
+
+    def evaluator(req, code):
+        return ok_result(float("nan")) if req.purpose == "refinement" else evaluate(req, code)
+
+    run, [res] = run_phase2_sim(Agents(), cfg=config(T=1, K=2), evaluator=evaluator)
+    assert [a.score for a in inner_attempts(res)] == [None, None]
+    assert res.best_score == 0.80 and res.best_solution.content == BASE
