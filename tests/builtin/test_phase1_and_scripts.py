@@ -86,3 +86,26 @@ def test_sections_are_stub_or_real(binary):
     assert len(bodies["OPTIMIZER"].strip()) < 20 and len(bodies["INITIALIZATION"].strip()) < 20
     for locus in ("DATA", "MODEL", "LOSS", "REGULARIZATION", "TRAINING_TRICKS"):
         assert len(bodies[locus].strip()) >= 20
+
+
+@pytest.mark.parametrize("name,family", [
+    ("Histogram gradient boosting (LightGBM-style GBDT) (HistGradientBoostingRegressor)", "hist_gradient_boosting"),
+    ("LightGBM", "hist_gradient_boosting"), ("CatBoost", "hist_gradient_boosting"),
+    ("Gradient Boosting Machine", "gradient_boosting"), ("Logistic Regression", "linear"), ("Ridge", "linear"),
+    ("k-NN", "knn"), ("SVC", "svm"), ("TabNet", "mlp"), ("RandomForestClassifier", "random_forest"),
+])
+def test_model_names_map_to_families(name, family):
+    from engine.agents.builtin.catalog import family_for_name
+    assert family_for_name(name).key == family
+
+
+def test_spec_round_trip_renders_identically():
+    from engine.agents.builtin.catalog import FAMILIES
+    from engine.agents.builtin.render import new_spec, render_solution, with_families
+    for kind, metric in (("classification", "logloss"), ("regression", "mae")):
+        for family in FAMILIES.values():
+            code = render_solution(new_spec(kind, metric, 3, 100, family))
+            assert render_solution(parse_spec(code)) == code
+        blend = with_families(new_spec(kind, metric, 3, None, FAMILIES["linear"]), list(FAMILIES.values())[:3])
+        code = render_solution(blend)
+        assert render_solution(parse_spec(code)) == code and "subsampling" not in code

@@ -86,7 +86,7 @@ FAMILIES: dict[str, Family] = {
             fixed=_both({"n_jobs": "-1", "random_state": "SEED"}),
             prep=TREE_PREP,
             class_weight=True,
-            keywords=("random forest", "randomforest", "rf "),
+            keywords=("random forest", "randomforest", " rf "),
             tag="RandomForest",
         ),
         Family(
@@ -219,14 +219,23 @@ PREFERENCE = {
 
 
 def family_for_name(text: str) -> Family | None:
-    """Map a free-form model name (ours or another retriever's) onto a family, or None."""
+    """Map a free-form model name (ours or another retriever's) onto a family, or None.
+
+    Estimator class names first, longest first ("HistGradientBoostingClassifier" contains
+    "GradientBoostingClassifier"), then keywords, then family keys and broad words.
+    """
     low = f" {text.lower()} "
-    for key in FAMILIES:
-        if key in low or key.replace("_", " ") in low:
-            return FAMILIES[key]
+    classes = sorted(((c.lower(), f) for f in FAMILIES.values() for c in (f.clf_class, f.reg_class) if c),
+                     key=lambda item: -len(item[0]))
+    for name, family in classes:
+        if name in low.replace(" ", ""):
+            return family
     for family in FAMILIES.values():
         if any(word in low for word in family.keywords):
             return family
+    for key in FAMILIES:
+        if key in low or key.replace("_", " ") in low:
+            return FAMILIES[key]
     if "tree" in low or "forest" in low:
         return FAMILIES["random_forest"]
     if "boost" in low:
