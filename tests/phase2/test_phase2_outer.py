@@ -26,7 +26,6 @@ from tests.phase2.helpers import (
     plans,
     run_phase2_sim,
     scoped,
-    scored_line,
     where,
 )
 
