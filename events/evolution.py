@@ -187,18 +187,18 @@ class PhaseOneEnded(Event):
     dead: int
     target: int
     epochs: int
-    reason: Literal["target_reached", "budget_exhausted", "time_limit"]
+    reason: Literal["target_reached", "budget_exhausted", "time_limit", "cost_limit"]
     dead_rate: float | None
     log_line: str
 
 
 @register
 class EvolutionStopped(Event):
-    """The search ended (Phase 2 done): budget spent, time limit, or too small a pool."""
+    """The search ended (Phase 2 done): node budget spent, time or cost limit, or too small a pool."""
 
     type_name: ClassVar[str] = "EvoEvolutionStopped"
 
-    reason: Literal["budget_exhausted", "time_limit", "valid_pool_too_small"]
+    reason: Literal["budget_exhausted", "time_limit", "cost_limit", "valid_pool_too_small"]
     nodes: int
     valid_pool: int
     phase2_epochs: int

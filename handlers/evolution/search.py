@@ -13,7 +13,8 @@ can never exceed ``max_steps``. Steps of an epoch run ``workers`` at a time.
 Time: the search stops starting work at ``search_deadline`` = the run's time limit minus the
 finalization share (``phase_time_budget.finalization_pct``, 10 % without one), so the best node
 still becomes a test submission inside the limit; steps in flight finish (their evaluation
-timeouts are capped by the deadline and no debug attempt starts past it).
+timeouts are capped by the deadline and no debug attempt starts past it). Reaching
+``max_budget_usd`` (recorded agent costs) stops new work the same way.
 """
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ class Search:
     def time_up(self) -> bool:
         return self.wf.now >= self.search_deadline
 
+    def halt(self) -> str:
+        """Why no new work may start ("" when it may): the time limit, or the spending cap
+        ``max_budget_usd`` reached by the recorded agent costs."""
+        if self.time_up():
+            return "time_limit"
+        cap = self.cfg.max_budget_usd
+        if cap is not None and self.wf.cost_usd >= cap:
+            return "cost_limit"
+        return ""
+
     @property
     def remaining(self) -> int:
         return self.cfg.max_steps - self.started
@@ -73,7 +84,7 @@ class Search:
         running: list[Task] = []
         launched = 0
         while True:
-            while launched < n_steps and len(running) < self.cfg.workers and not self.time_up():
+            while launched < n_steps and len(running) < self.cfg.workers and not self.halt():
                 plan = plan_step(self.wf, self.journal, step=self.started, phase=phase,
                                  global_epoch=self.global_epoch + 1, profiles=list(self.profiles))
                 self.started += 1
@@ -93,8 +104,8 @@ class Search:
         label = "Phase 1" if phase == "draft" else "Phase 2"
         info(self.wf, f"{label} | epoch={self.global_epoch} nodes={len(self.journal)} valid={valid} dead={dead}")
         if self.global_epoch % self.cfg.profile_evolution_every == 0:
-            if self.time_up():
-                info(self.wf, "agent profile evolution skipped: the time limit has passed",
+            if self.halt():
+                info(self.wf, f"agent profile evolution skipped: {self.halt().replace('_', ' ')} reached",
                      global_epoch=self.global_epoch)
                 return
             self.profiles = await evolve_profiles(self.wf, self.journal, self.profiles, self.global_epoch)
@@ -110,8 +121,8 @@ class Search:
             if self.remaining <= 0:
                 reason = "budget_exhausted"
                 break
-            if self.time_up():
-                reason = "time_limit"
+            if self.halt():
+                reason = self.halt()
                 break
             steps = await self.run_epoch("draft", min(self.cfg.steps_per_epoch, self.remaining))
             self.phase1_epochs += 1
@@ -139,8 +150,8 @@ class Search:
         wf.record(PhaseStarted(phase="evolve-phase2", budget_s=self.search_deadline - wf.now))
         reason = "budget_exhausted"
         while self.remaining > 0:
-            if self.time_up():
-                reason = "time_limit"
+            if self.halt():
+                reason = self.halt()
                 break
             if len(self.journal.valid_pool()) < 2:
                 warn(wf, "valid_pool has fewer than 2 nodes: Phase 2 ends (no idle epochs)",
@@ -150,8 +161,6 @@ class Search:
             steps = await self.run_epoch("evolve", min(self.cfg.steps_per_epoch, self.remaining))
             self.phase2_epochs += 1
             await self.end_epoch("evolve", self.phase2_epochs, steps)
-        if reason == "budget_exhausted" and self.time_up() and self.remaining > 0:
-            reason = "time_limit"
         self.stop_reason = reason
         wf.record(EvolutionStopped(reason=reason, nodes=len(self.journal), valid_pool=len(self.journal.valid_pool()),
                                    phase2_epochs=self.phase2_epochs))

@@ -13,7 +13,7 @@ length when the decision is made; a node's step for recency is its journal index
 from __future__ import annotations
 
 import math
-import random
+import random  # pure-ok: only the type of the seeded generator handed in; the global RNG is never used
 from collections import Counter
 from dataclasses import dataclass
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from events.core import AgentCallRequested, Note, PhaseStarted
+from events.core import AgentCallCompleted, AgentCallRequested, Note, PhaseStarted
 from events.evolution import (EpochCompleted, EvolutionStopped, FinalNodeSelected, NodeAppended, OperatorDrawn,
                               PhaseOneEnded)
 from events.phase3 import FinalizationFellBack
@@ -122,3 +122,24 @@ def test_epoch_records_count_the_global_epoch_across_phases():
     epochs = run.of(EpochCompleted)
     assert [(e.phase, e.phase_epoch, e.global_epoch) for e in epochs] == [
         ("draft", 1, 1), ("evolve", 1, 2), ("evolve", 2, 3), ("evolve", 3, 4)]
+
+
+def test_the_cost_cap_stops_new_work():
+    world = World()
+
+    def costly(req):
+        reply = world(req)
+        if isinstance(reply, str):
+            return AgentCallCompleted(effect_id=req.effect_id, text=reply, cost_usd=0.5)
+        return reply
+
+    from handlers.evolution import main
+    from tests.evolution.helpers import config
+    from tests.evolution.scripted import evaluate
+    from tests.support.sim import simulate
+
+    run = simulate(main, agent=costly, evaluate=evaluate,
+                   config=config(max_steps=40, phase1_target_nodes=3, steps_per_epoch=3, max_budget_usd=6.0))
+    stopped = run.of(EvolutionStopped)[0]
+    assert stopped.reason == "cost_limit" and stopped.nodes < 40
+    assert run.completed is not None
