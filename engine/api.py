@@ -19,7 +19,9 @@ other (``db`` as for ``--db``: default ``$ENGINE_DB`` or ``./engine-runs/engine.
   backend that cannot run here (e.g. ``claude`` without credentials) raises
   ``EnvironmentError`` (REQ-OR-046).
 * A run that ends in RunFailed raises ``PipelineError`` whose ``diagnostics`` are the
-  RunFailed diagnostics plus the run id (REQ-OR-042).
+  RunFailed diagnostics plus ``run_id`` and ``run_status`` (REQ-OR-042); when Phase 1 ran out
+  of time without producing anything usable, ``PipelineTimeoutError`` (REQ-OR-030.4), with
+  the same ``diagnostics`` attribute.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from events.domain import (
     Phase2Result,
     PipelineConfig,
     PipelineError,
+    PipelineTimeoutError,
     SolutionScript,
     TaskDescription,
 )
@@ -86,11 +89,17 @@ async def run_strategy(strategy: str, task: TaskInput, config: PipelineConfig | 
         state = await runs_mod.drive_async(store, run_id, backend=backend, handle_signals=False)
         if state.status == "completed":
             return dict(state.result) | {"run_id": run_id}
-        diagnostics: dict[str, Any] = {"run_id": run_id, "status": state.status}
+        diagnostics: dict[str, Any] = {}
         for env in store.read(run_id):
             if env.type == "RunFailed":
-                diagnostics = {**dict(env.payload.get("diagnostics") or {}), **diagnostics}
-        raise PipelineError(state.error or f"run {run_id} ended {state.status}", diagnostics)
+                diagnostics = dict(env.payload.get("diagnostics") or {})
+        diagnostics |= {"run_id": run_id, "run_status": state.status}
+        message = state.error or f"run {run_id} ended {state.status}"
+        if diagnostics.get("status") == "timed_out":  # REQ-OR-030.4: Phase 1 never finished in time
+            timeout = PipelineTimeoutError(message)
+            timeout.diagnostics = diagnostics  # type: ignore[attr-defined]
+            raise timeout
+        raise PipelineError(message, diagnostics)
     finally:
         store.close()
 

@@ -34,6 +34,16 @@ class FailingBackend:
         return AgentCallFailed(effect_id=request.effect_id, error="model unavailable", cost_usd=0.002)
 
 
+class SlowBackend:
+    name = "slow"
+
+    async def call(self, request, ctx):
+        import anyio
+
+        await anyio.sleep(30)
+        raise AssertionError("never answered: the run times out first")
+
+
 def tiny(**kw) -> PipelineConfig:
     base = dict(num_retrieved_models=1, outer_loop_steps=1, inner_loop_steps=1, num_parallel_solutions=1,
                 ensemble_rounds=1, time_limit_seconds=600, max_debug_attempts=1)
@@ -136,7 +146,7 @@ def test_REQ_OR_042_phase1_failure_raises_pipeline_error_with_diagnostics(task_d
         api.run_pipeline_sync(task_dir, tiny(), agent=FAILING, db=tmp_path / "e.db")
     diag = info.value.diagnostics
     assert "Phase 1" in str(info.value)
-    assert diag["run_id"] in runs_in(tmp_path / "e.db") and diag["status"] == "failed"
+    assert diag["run_id"] in runs_in(tmp_path / "e.db") and diag["run_status"] == "failed"
     assert diag["failed_phase"] == "phase1" and diag["cost_usd"] > 0
     assert diag["last_successful_operation"] == "run started"
 
@@ -159,3 +169,14 @@ def test_REQ_OR_046_unavailable_backend_is_an_environment_error(task_dir, tmp_pa
         monkeypatch.delenv(var, raising=False)
     with pytest.raises(EnvironmentError):
         api.run_pipeline_sync(task_dir, tiny(), agent="no.such.module:Backend", db=tmp_path / "e.db")
+
+
+def test_REQ_OR_030_phase1_out_of_time_raises_pipeline_timeout_error(task_dir, tmp_path):
+    from events.domain import PipelineTimeoutError
+
+    with pytest.raises(PipelineTimeoutError) as info:
+        api.run_pipeline_sync(task_dir, tiny(time_limit_seconds=2), agent="tests.pipeline.test_api:SlowBackend",
+                              db=tmp_path / "e.db")
+    diag = info.value.diagnostics  # type: ignore[attr-defined]
+    assert diag["status"] == "timed_out" and diag["failed_phase"] == "phase1"
+    assert diag["elapsed_s"] < 5
