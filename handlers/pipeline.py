@@ -24,6 +24,18 @@ no executable solution) does the run fail, with diagnostics (REQ-OR-042).
 
 Phase 1 is the one phase nothing can replace: when its soft window ends and no solution has
 been evaluated yet it is extended up to the finalize-now point, never beyond.
+
+Choices where the specs pull apart:
+* REQ-OR-015 vs REQ-P3-018: with L = 1 the orchestrator does not call Phase 3 at all
+  (``FinalResult.phase3 is None``, a PhaseSkipped decision); Phase 3's own skip stays unused.
+* REQ-OR-030.4 vs REQ-OR-043: a Phase 1 that fails or is cut still feeds the pipeline when
+  any solution was evaluated; the run fails only when nothing usable exists.
+* REQ-OR-026's ``phase2_time_budget / L`` per path assumes paths run one after another; they
+  run concurrently here, so every path gets the whole Phase 2 window.
+* Digest 08 §7.4 (two owners of FinalResult): the orchestrator builds it; finalization returns
+  a ``FinalizationOutcome``.
+* Finalization brackets itself as ``final`` (its scope); cost and duration summaries use the
+  spec's name ``finalization``.
 """
 
 from __future__ import annotations
