@@ -61,7 +61,7 @@ _BLEND_CODE = {
         "                best_j, best_s = j, s",
         "        counts[best_j] += 1",
         "    weights = counts / counts.sum()",
-        '    print("Blend weights:", dict(zip([n for n, _ in members], np.round(weights, 3))))',
+        '    print("Blend weights:", {n: round(float(w), 3) for (n, _), w in zip(members, weights)})',
         "    return weights",
         "",
         "",
