@@ -22,10 +22,23 @@ def direction_of(wf: Workflow) -> MetricDirection:
 
 async def ask(wf: Workflow, agent_type: AgentType | str, variables: Mapping[str, Any], *, name: str,
               variant: str | None = None, session_key: str | None = None) -> AgentReply:
-    """Render the role's prompt in the handler (so the log holds it) and await the answer."""
+    """Render the role's prompt in the handler (so the log holds it) and await the answer.
+
+    Calls made inside a Phase 2 path default to that path's session key (REQ-OR-021), so the
+    safety agents called from the shared sub-flows stay in the path's session too.
+    """
+    if session_key is None:
+        session_key = session_for_scope(wf.scope)
     request = build_request(agent_type, variables, effect_id=wf.effect_id(name), variant=variant,
                             session_key=session_key)
     return await wf.agent(request)
+
+
+def session_for_scope(scope: str) -> str | None:
+    parts = scope.split("/")
+    if len(parts) >= 2 and parts[0] == "phase2" and parts[1].startswith("path-"):
+        return parts[1]
+    return None
 
 
 def code_of(reply: AgentReply) -> str | None:
