@@ -43,6 +43,9 @@ from store.base import EventStore, StoreError
 log = structlog.get_logger(__name__)
 
 KILL_AFTER_SEQ_ENV = "ENGINE_FAILPOINT_KILL_AFTER_SEQ"
+# Test hook: append every effect id to this file when its execution starts, so crash tests
+# can prove that no effect whose result was recorded ran again after a resume.
+EFFECT_TRACE_ENV = "ENGINE_EFFECT_TRACE"
 
 
 class EngineError(Exception):
@@ -89,6 +92,7 @@ class Driver:
         self.handle_signals = handle_signals
         kill = os.environ.get(KILL_AFTER_SEQ_ENV)
         self.kill_after_seq = int(kill) if kill else None
+        self.effect_trace = os.environ.get(EFFECT_TRACE_ENV)
         self.state = PipelineState()
         self.runtime: Runtime | None = None
         self._inflight: dict[str, anyio.CancelScope] = {}
@@ -229,6 +233,9 @@ class Driver:
             await send.send(result)
 
     async def _dispatch(self, eff: PendingEffect) -> EffectResult:
+        if self.effect_trace:
+            with open(self.effect_trace, "a", encoding="utf-8") as fh:
+                fh.write(f"{eff.effect_id}\n")
         if eff.type == "AgentCallRequested":
             req = AgentCallRequested.model_validate(eff.payload)
             work_dir = Path(self.state.run_dir) / "agents" / safe_name(eff.effect_id)
