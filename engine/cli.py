@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from engine import runs as runs_mod
@@ -35,7 +36,7 @@ class UsageError(Exception):
 
 
 def fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -251,7 +252,7 @@ def replay(run_id: str, against: Optional[Path] = typer.Option(None, "--against"
     if divergence is None:
         out.print(f"OK: {label}: {count} events replayed, every decision matches")
         return
-    err.print(f"[red]DIVERGED[/]: {label}\n{divergence.describe()}", highlight=False)
+    err.print(f"[red]DIVERGED[/]: {escape(label)}\n{escape(divergence.describe())}", highlight=False)
     raise typer.Exit(1)
 
 
@@ -309,7 +310,7 @@ def main() -> None:
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except _user_errors() as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         from engine.driver import HandlersChanged
 
         sys.exit(1 if isinstance(exc, HandlersChanged) else 2)

@@ -36,6 +36,7 @@ def engine_env(extra_path: Path | str | None = None, **overrides: str | None) ->
         paths.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PYTHONUNBUFFERED"] = "1"
+    env["COLUMNS"] = "400"  # rich must not wrap the messages the tests look for
     for key, value in overrides.items():
         if value is None:
             env.pop(key, None)
