@@ -1,0 +1,84 @@
+"""Clear errors, no traceback (issue "Event-sourced core", Must show: the CLI's exit codes —
+0 ok, 1 a failed run or check, 2 a usage or input error — with a message and never a traceback).
+Every case runs the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from store.sqlite import SQLiteEventStore
+
+from tests.core.helpers import TOY_AGENT, TOY_STRATEGY, assert_no_traceback, engine_env, run_engine, start_toy
+
+
+def _expect(proc, code: int, *needles: str) -> None:
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert_no_traceback(proc)
+    text = " ".join((proc.stderr + proc.stdout).split()).lower()
+    for needle in needles:
+        assert needle.lower() in text, (needle, proc.stderr)
+
+
+def test_unknown_run_id(toy_run) -> None:
+    for verb in ("status", "resume", "replay"):
+        _expect(run_engine(verb, "no-such-run", "--db", toy_run.db), 2, "no run 'no-such-run'")
+
+
+def test_not_an_engine_database(tmp_path: Path) -> None:
+    bogus = tmp_path / "notes.db"
+    bogus.write_text("shopping list: eggs, flour, milk\n" * 50)
+    _expect(run_engine("status", "R", "--db", bogus), 2, "not an engine database")
+    assert bogus.read_text().startswith("shopping list")
+
+
+def test_foreign_sqlite_database(tmp_path: Path) -> None:
+    foreign = tmp_path / "shop.db"
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE orders(id INTEGER PRIMARY KEY)")
+    conn.commit()
+    conn.close()
+    _expect(run_engine("runs", "--db", foreign), 2, "not an engine database", "orders")
+
+
+def test_missing_database(tmp_path: Path) -> None:
+    _expect(run_engine("status", "R", "--db", tmp_path / "absent.db"), 2, "no engine database")
+    assert not (tmp_path / "absent.db").exists()
+
+
+def test_locked_database(tmp_path: Path) -> None:
+    """Another process holds the write lock: `engine start` waits ENGINE_BUSY_TIMEOUT_MS, then
+    says the database is locked (exit 2)."""
+    db = tmp_path / "e.db"
+    SQLiteEventStore(db).close()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        proc = run_engine(*start_toy(db, "LOCKED"), env=engine_env(ENGINE_BUSY_TIMEOUT_MS="300"))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    _expect(proc, 2, "locked")
+
+
+def test_resume_completed_run(toy_run) -> None:
+    _expect(run_engine("resume", toy_run.run_id, "--db", toy_run.db), 2, "already completed")
+
+
+@pytest.mark.parametrize("setting,needle", [
+    ("no_such_setting=1", "no such setting"),
+    ("ensemble_rounds=many", "ensemble_rounds"),
+    ("ensemble_rounds", "expected key=value"),
+])
+def test_invalid_set(tmp_path: Path, setting: str, needle: str) -> None:
+    db = tmp_path / "e.db"
+    _expect(run_engine(*start_toy(db, "R", extra=("--set", setting))), 2, needle)
+
+
+def test_missing_task_directory(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "task"
+    proc = run_engine("start", "--task", missing, "--strategy", TOY_STRATEGY, "--agent", TOY_AGENT,
+                      "--db", tmp_path / "e.db")
+    _expect(proc, 2, str(missing.name))
