@@ -190,8 +190,11 @@ class Runtime:
             return
         finally:
             self._current = None
-        if not isinstance(yielded, _Future):
-            raise TypeError(f"workflow code awaited {yielded!r}; only Workflow effects can be awaited")
+        if not isinstance(yielded, _Future):  # a handler bug: thrown back into the workflow, so the
+            # run ends with RunFailed naming it instead of the exception escaping feed() into the driver
+            bug = TypeError(f"workflow code awaited {yielded!r}; only Workflow effects can be awaited")
+            self._ready.append((task, None, bug))
+            return
         if yielded.done:
             self._ready.append((task, None, None))
         else:
