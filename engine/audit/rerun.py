@@ -87,13 +87,40 @@ def compare_decisions(old: list[Envelope], new: list[Envelope], *, strict: bool 
         ry = _record(y, new_dir, strict) if y else None
         if rx == ry:
             continue
-        text_x = json.dumps(rx, indent=1, sort_keys=True, default=str) if rx else ""
-        text_y = json.dumps(ry, indent=1, sort_keys=True, default=str) if ry else ""
-        lines = list(difflib.unified_diff(text_x.splitlines(), text_y.splitlines(), "recorded", "rerun",
-                                          lineterm="", n=1))
+        lines = list(difflib.unified_diff(_flat(rx), _flat(ry), "recorded", "rerun", lineterm="", n=1))
         if len(lines) > max_lines:
             lines = lines[:max_lines] + [f"… {len(lines) - max_lines} more diff lines"]
         return Difference(index=i, old=x, new=y, diff="\n".join(lines))
+    return None
+
+
+def _flat(value: Any, path: str = "") -> list[str]:
+    """One line per leaf (``payload.score = 0.5``); long strings one line per line of text, so a
+    diff of a changed prompt shows the changed lines, not the whole prompt."""
+    if value is None and not path:
+        return []
+    if isinstance(value, dict):
+        return [line for k in sorted(value) for line in _flat(value[k], f"{path}.{k}" if path else k)]
+    if isinstance(value, list) and value and any(isinstance(v, (dict, list)) for v in value):
+        return [line for i, v in enumerate(value) for line in _flat(v, f"{path}[{i}]")]
+    if isinstance(value, str) and "\n" in value:
+        return [f"{path} | {line}" for line in value.splitlines()]
+    return [f"{path} = {json.dumps(value, default=str)}"]
+
+
+def first_evaluation_change(old: list[Envelope], new: list[Envelope]) -> str | None:
+    """The first re-executed evaluation whose outcome (score, error) differs from the recording:
+    an input that changed, so the handlers may be deciding correctly on different facts."""
+    def outcomes(envs: list[Envelope]) -> dict[str, tuple[Any, Any, int]]:
+        return {e.payload["effect_id"]: (e.payload["result"].get("score"), e.payload["result"].get("is_error"), e.seq)
+                for e in envs if e.type == "EvaluationCompleted"}
+
+    was, now = outcomes(old), outcomes(new)
+    for effect, (score, error, seq) in sorted(was.items(), key=lambda kv: kv[1][2]):
+        if effect in now and now[effect][:2] != (score, error):
+            n_score, n_error, n_seq = now[effect]
+            return (f"evaluation {effect} gave score {score} (error {error}) at seq {seq} in the recorded run, "
+                    f"score {n_score} (error {n_error}) at seq {n_seq} in the rerun")
     return None
 
 
@@ -107,6 +134,7 @@ class RerunOutcome:
     rerun_decisions: int
     difference: Difference | None
     best_score: float | None = None
+    evaluation_change: str | None = None
 
     def describe(self) -> str:
         head = (f"rerun of {self.source_run_id}: new run {self.new_run_id} {self.status} "
@@ -114,13 +142,17 @@ class RerunOutcome:
                 f"{self.recorded_decisions}, rerun {self.rerun_decisions}")
         if self.difference is None:
             return f"{head}\nno difference"
-        return f"{head}\n{self.difference.describe()}"
+        why = ""
+        if self.evaluation_change:
+            why = ("\nan evaluation re-executed differently (an input, not a handler, changed): "
+                   f"{self.evaluation_change}")
+        return f"{head}\n{self.difference.describe()}{why}"
 
     def to_json(self) -> dict[str, Any]:
         return {"source_run_id": self.source_run_id, "new_run_id": self.new_run_id, "status": self.status,
                 "strategy": self.strategy, "recorded_decisions": self.recorded_decisions,
                 "rerun_decisions": self.rerun_decisions, "best_score": self.best_score,
-                "identical": self.difference is None,
+                "identical": self.difference is None, "evaluation_change": self.evaluation_change,
                 "difference": None if self.difference is None else self.difference.to_json()}
 
 
@@ -156,6 +188,8 @@ def rerun(db: Path, run_id: str, *, new_run_id: str | None = None, strategy: str
         progress(f"rerun {new_id} started ({chosen}, answers from {run_id}, evaluations re-executed)")
     final = runs_mod.drive(store, new_id, backend=backend, handle_signals=handle_signals)
     new = list(store.read(new_id))
+    difference = compare_decisions(old, new, strict=strict)
     return RerunOutcome(source_run_id=run_id, new_run_id=new_id, status=final.status, strategy=chosen,
                         recorded_decisions=len(decisions(old)), rerun_decisions=len(decisions(new)),
-                        difference=compare_decisions(old, new, strict=strict), best_score=final.best_score_so_far)
+                        difference=difference, best_score=final.best_score_so_far,
+                        evaluation_change=first_evaluation_change(old, new) if difference else None)

@@ -31,8 +31,22 @@ def _generations(nodes: dict[str, LineageNode]) -> dict[str, int]:
     return gen
 
 
+def gene_lines(node: LineageNode) -> list[tuple[str, str]]:
+    """Gene sources grouped by source: (short line, full loci list) — ``7 loci ← own``."""
+    groups: dict[str, list[str]] = {}
+    for locus, src in (node.gene_sources or {}).items():
+        groups.setdefault(src, []).append(locus)
+    out = []
+    for src, loci in groups.items():
+        who = "own" if src == node.solution_id else src[:8]
+        what = loci[0][:14] if len(loci) == 1 else f"{len(loci)} loci"
+        out.append((f"{what} ← {who}", f"{', '.join(loci)} ← {src}"))
+    return out
+
+
 def _height(node: LineageNode) -> int:
-    return BASE_H + (GENE_LINE * len(node.gene_sources) + 6 if node.gene_sources else 0)
+    lines = gene_lines(node)
+    return BASE_H + (GENE_LINE * len(lines) + 6 if lines else 0)
 
 
 def _short_model(name: str, limit: int = 30) -> str:
@@ -97,7 +111,7 @@ def lineage_svg(lineage: Lineage, colours: dict[str, str]) -> tuple[str, bool]:
                 hi = in_line and p in lineage.nodes
                 edge(px + NODE_W, py + 24, x2, y2 + 24, "hi" if hi else "lo", f"{p} → {sid}")
         for locus, src in (node.gene_sources or {}).items():
-            if src in pos and src not in node.parents:
+            if src in pos and src not in node.parents and src != sid:
                 px, py = pos[src]
                 edge(px + NODE_W, py + 24, x2, y2 + 24, "gene", f"gene {locus}: {src} → {sid}")
         if node.retrieved_model in model_pos:
@@ -134,13 +148,13 @@ def _node(node: LineageNode, x: float, y: float, colour: str, *, final: bool, fa
     o = [f'<g class="{cls}" data-solution="{escape(node.solution_id)}"><title>{escape(chr(10).join(tip))}</title>',
          f'<rect x="{x}" y="{y}" width="{NODE_W}" height="{h}" rx="9" class="box"/>',
          f'<rect x="{x}" y="{y}" width="7" height="{h}" rx="3" fill="{colour}"/>',
-         f'<text x="{x + 16}" y="{y + 19}" class="n-origin">{escape(node.origin)}</text>',
+         f'<text x="{x + 16}" y="{y + 19}" class="n-origin">{escape(_short_model(node.origin, 17))}</text>',
          f'<text x="{x + NODE_W - 10}" y="{y + 19}" class="n-score" text-anchor="end">{escape(score)}</text>',
          f'<text x="{x + 16}" y="{y + 36}" class="n-id">{escape(node.solution_id)}'
          f'{" ★ final" if final else ""}</text>',
          f'<text x="{x + 16}" y="{y + 52}" class="n-meta">{escape(_short_model(third, 31))}</text>']
-    for i, (locus, src) in enumerate((node.gene_sources or {}).items()):
+    for i, (line, full) in enumerate(gene_lines(node)):
         o.append(f'<text x="{x + 16}" y="{y + BASE_H + 4 + i * GENE_LINE}" class="n-gene">'
-                 f'{escape(locus)} ← {escape(src[:16])}</text>')
+                 f'<title>{escape(full)}</title>{escape(line)}</text>')
     o.append("</g>")
     return "".join(o)

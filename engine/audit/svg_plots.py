@@ -160,8 +160,10 @@ def score_plot(points: Sequence[Point], spans: Sequence[Span], colours: dict[str
                      f'{strip_y + r:.1f}L{x + r:.1f},{strip_y - r:.1f}" stroke="{colour}"/></g>')
     if steps:
         t, v, _ = steps[-1]
+        cy = Y(v) - 12 if Y(v) - 12 > top + 22 else Y(v) + 24
+        anchor, cx = ("end", X(t) - 12) if X(t) > width - right - 120 else ("start", X(t) + 12)
         o.append(f'<circle cx="{X(t):.1f}" cy="{Y(v):.1f}" r="9" class="best-ring"/>'
-                 f'<text x="{X(t) + 12:.1f}" y="{Y(v) - 10:.1f}" class="callout">best {fmt_score(v)}</text>')
+                 f'<text x="{cx:.1f}" y="{cy:.1f}" class="callout" text-anchor="{anchor}">best {fmt_score(v)}</text>')
     o.append("</svg>")
     return "".join(o)
 
