@@ -157,6 +157,11 @@ def extractor(call: Call) -> Reply:
     if len(spec["model"]["members"]) > 1:
         order.append("TRAINING_TRICKS")
     order = [l for i, l in enumerate(order) if l not in order[:i]]
+    # Parallel refinement paths should explore different parts of the solution, as L
+    # independent engineers would: path i starts its search i sections further down the list.
+    path = re.search(r"path-(\d+)", call.effect_id)
+    shift = int(path.group(1)) % len(order) if path else 0
+    order = order[shift:] + order[:shift]
     order.sort(key=lambda locus: locus in done)            # blocks not improved before first
     for locus in order:
         block = section_block(script, locus)
