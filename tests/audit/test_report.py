@@ -124,3 +124,23 @@ def test_report_of_a_real_mle_star_builtin_run(iris_run):
     c = check(html)
     assert_self_contained(html, c)
     assert_complete(html, c, iris_run.log)
+
+
+def test_report_of_a_run_without_solutions_or_evaluations_still_renders(tmp_path):
+    from engine.audit.common import from_envelopes
+    from events.base import NewEvent
+    from events.core import Note, RunStarted
+    from events.domain import PipelineConfig
+    from store.sqlite import SQLiteEventStore
+    from tests.support.sim import make_task
+
+    store = SQLiteEventStore(tmp_path / "e.db")
+    store.create_run("E", strategy="t", task="sim-task")
+    started = RunStarted(strategy="t", backend="t", seed=0, config=PipelineConfig().model_dump(mode="json"),
+                         task=make_task(), task_dir="/nonexistent", run_dir="/nonexistent")
+    store.append("E", [NewEvent(event=started, scope="run"),
+                       NewEvent(event=Note(level="warning", message="nothing <happened>"), scope="run")], expected_seq=0)
+    html = render_report(from_envelopes(list(store.read("E"))))
+    check(html)
+    assert "no solutions" in html and "No evaluation was recorded" in html
+    assert "nothing &lt;happened&gt;" in html  # notes are escaped
