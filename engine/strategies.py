@@ -8,6 +8,7 @@ from typing import Any, Callable, Coroutine
 BUILTIN = {
     "mle-star": "handlers.pipeline:main",
     "evolve": "handlers.evolution:main",
+    "best-candidate": "handlers.baselines:best_candidate",
 }
 
 

@@ -1,0 +1,73 @@
+"""Quality benchmark: per bundled task, the naive baseline, the best single Phase 1 candidate
+(strategy ``best-candidate``) and the full pipeline (``mle-star``, or another strategy), all
+graded on the private answers, with each run's wall time. Same seed and preset for all.
+
+    python bench/bench_quality.py [--preset quick] [--tasks iris wine ...] [--strategy mle-star]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def engine(*args: str, db: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "engine.cli", *args, "--db", str(db)], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+
+
+def run_and_grade(task: str, strategy: str, preset: str, seed: int, db: Path, extra: list[str]) -> dict:
+    run_id = f"{task}-{strategy}-{seed}"
+    start = time.monotonic()
+    proc = engine("start", "--task", task, "--strategy", strategy, "--agent", "builtin", "--preset", preset,
+                  "--seed", str(seed), "--run-id", run_id, "--json", *extra, db=db)
+    wall = time.monotonic() - start
+    if proc.returncode != 0:
+        return {"error": (proc.stderr or proc.stdout).strip().splitlines()[-1:], "wall_s": wall}
+    grade = engine("grade", run_id, "--json", db=db)
+    report = json.loads(grade.stdout) if grade.stdout.strip().startswith("{") else {}
+    return {"test_score": report.get("score"), "valid": report.get("valid_submission"), "wall_s": wall}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--preset", default="quick")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--strategy", default="mle-star")
+    parser.add_argument("--tasks", nargs="*", default=None)
+    parser.add_argument("--set", dest="sets", action="append", default=[])
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from engine.tasks import list_bundled, naive_baseline_score, prepare_bundled, load_task
+
+    tasks = args.tasks or [t.name for t in list_bundled()]
+    extra = [x for s in args.sets for x in ("--set", s)]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        for name in tasks:
+            task = load_task(prepare_bundled(name, Path(tmp) / "tasks" / name))
+            naive = naive_baseline_score(task)
+            base = run_and_grade(name, "best-candidate", args.preset, args.seed, db, extra)
+            full = run_and_grade(name, args.strategy, args.preset, args.seed, db, extra)
+            rows.append((name, task.metric, task.direction, naive, base, full))
+            print(f"{name}: naive {naive:.4f}  best candidate {base}  {args.strategy} {full}", flush=True)
+    print(f"\n| task | metric | naive baseline | best Phase 1 candidate (test) | {args.strategy} final (test) "
+          f"| {args.strategy} wall time |")
+    print("|---|---|---|---|---|---|")
+    for name, metric, direction, naive, base, full in rows:
+        fmt = lambda r: f"{r['test_score']:.4f}" if r.get("test_score") is not None else f"failed {r.get('error')}"
+        print(f"| {name} | {metric} ({direction}) | {naive:.4f} | {fmt(base)} | {fmt(full)} | {full['wall_s']:.0f} s |")
+
+
+if __name__ == "__main__":
+    main()
