@@ -109,11 +109,12 @@ def select_non_stub_gene(genes: Genes, rng: random.Random,
     return pool[rng.randrange(len(pool))], pool, all_stubs
 
 
-STUB_EXAMPLE = (
-    "# [SECTION: LOSS]\n# Not applicable: the model handles its loss internally.\n\n"
-    "# [SECTION: OPTIMIZER]\n# Not applicable: the model has no user-set optimizer.\n\n"
-    "# [SECTION: INITIALIZATION]\n# Not applicable: no weight initialisation to set.\n"
-)
+# The stub form the prompts show. The plan's §11 example ("# Not applicable — loss is handled
+# internally by the model.") is longer than the 20-character threshold that defines a stub, so
+# a model copying it would write genes that count as real (and could be picked for mutation);
+# the prompts therefore ask for this short form.
+STUB_BODY = "# not applicable"
+STUB_EXAMPLE = "".join(f"# [SECTION: {name}]\n{STUB_BODY}\n\n" for name in ("LOSS", "OPTIMIZER", "INITIALIZATION"))
 
 
 def structure_error(genes: Genes) -> str:

@@ -12,7 +12,7 @@ import re
 from typing import Any, Mapping
 
 from events.core import AgentCallRequested
-from handlers.evolution.genes import LOCI, STUB_EXAMPLE, STUB_THRESHOLD
+from handlers.evolution.genes import LOCI, STUB_BODY, STUB_EXAMPLE, STUB_THRESHOLD
 
 LOCUS_GUIDE = (
     "DATA: loading, cleaning, feature engineering, the train/validation split; "
@@ -26,8 +26,9 @@ The program is divided into exactly seven sections. Each starts with a marker li
 exactly once each, in this order:
 {chr(10).join(f"# [SECTION: {name}]" for name in LOCI)}
 Imports and constants may come before the first marker. Meaning of the sections: {LOCUS_GUIDE}
-A section that does not apply to your approach still appears, as a stub comment shorter than
-{STUB_THRESHOLD} characters or a one-line "Not applicable" note, for example:
+A section that does not apply to your approach (e.g. LOSS, OPTIMIZER, INITIALIZATION for
+gradient-boosted trees) still appears, as a stub: the single line `{STUB_BODY}` (a stub must
+stay under {STUB_THRESHOLD} characters). For example:
 ```python
 {STUB_EXAMPLE.rstrip()}
 ```"""
@@ -209,7 +210,7 @@ def plan_text(plan: Mapping[str, Mapping[str, Any]]) -> str:
     parts = []
     for locus in LOCI:
         entry = plan[locus]
-        parts.append(f"### # [SECTION: {locus}] — from node {entry['source']}\n```python\n{entry['code']}\n```")
+        parts.append(f"### # [SECTION: {locus}] — from {entry['source']}\n```python\n{entry['code']}\n```")
     return "\n\n".join(parts)
 
 

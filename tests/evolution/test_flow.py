@@ -143,3 +143,15 @@ def test_the_cost_cap_stops_new_work():
     stopped = run.of(EvolutionStopped)[0]
     assert stopped.reason == "cost_limit" and stopped.nodes < 40
     assert run.completed is not None
+
+
+def test_draft_merge_mutate_and_debug_prompts_demand_the_seven_markers():
+    from handlers.evolution.prompts import STRUCTURE_RULES
+
+    world = World(draft_outcome=lambda s: {"bugs": 1} if s == 0 else {})
+    run, _ = run_world(world, max_steps=14, phase1_target_nodes=3, steps_per_epoch=3)
+    for role in ("draft", "merge", "mutate", "evo_debug"):
+        requests = world.of(role)
+        assert requests, role
+        assert all(STRUCTURE_RULES in r.prompt for r in requests), role
+    assert run.completed is not None

@@ -71,3 +71,15 @@ def test_select_non_stub_gene_property(bodies, seed):
     assert locus in candidates
     assert candidates == (non_stub or list(LOCI))
     assert all_stubs == (not non_stub)
+
+
+def test_the_prompted_stub_form_is_a_stub():
+    from handlers.evolution.genes import STUB_BODY, STUB_EXAMPLE
+    from handlers.evolution.prompts import STRUCTURE_RULES
+
+    assert is_stub(STUB_BODY)
+    genes = parse_genes(STUB_EXAMPLE)
+    assert genes.stub_loci() == ["LOSS", "OPTIMIZER", "INITIALIZATION"]
+    assert STUB_EXAMPLE.strip() in STRUCTURE_RULES
+    for locus in LOCI:
+        assert f"# [SECTION: {locus}]" in STRUCTURE_RULES
