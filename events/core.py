@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
-from events.base import EffectRequest, EffectResult, Event, EventKind, register
+from events.base import EffectRequest, EffectResult, Event, EventKind, register, upcaster
 from events.domain import EvaluationResult, SolutionPhase, TaskDescription
 
 # --- the run ------------------------------------------------------------------------------
@@ -87,13 +88,41 @@ class PhaseCompleted(Event):
 
 @register
 class Note(Event):
-    """A warning or remark a handler wants in the audit trail (and the logs)."""
+    """A warning or remark a handler wants in the audit trail (and the logs).
+
+    v2 adds ``refs``: the spec requirement ids (``REQ-SF-038`` …) the note cites, so audit
+    views can select notes by requirement without parsing prose. When a handler does not give
+    them they are read from the message; v1 notes are upcast the same way (``_note_v1_to_v2``).
+    """
 
     type_name: ClassVar[str] = "Note"
+    version: ClassVar[int] = 2
 
     level: str
     message: str
     data: dict[str, Any] = {}
+    refs: list[str] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refs_from_message(cls, values: Any) -> Any:
+        if isinstance(values, dict) and "refs" not in values:
+            values = {**values, "refs": requirement_refs(str(values.get("message", "")))}
+        return values
+
+
+_REQ_ID = re.compile(r"REQ-[A-Z0-9]+-\d+(?:\.\d+)?")
+
+
+def requirement_refs(text: str) -> list[str]:
+    """The requirement ids a text cites, in order of first mention."""
+    return list(dict.fromkeys(_REQ_ID.findall(text)))
+
+
+@upcaster("Note", 1)
+def _note_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 notes cited requirements only in their prose: lift them into ``refs``."""
+    return {**payload, "refs": requirement_refs(str(payload.get("message", "")))}
 
 
 # --- solutions ------------------------------------------------------------------------------
