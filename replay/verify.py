@@ -103,6 +103,14 @@ def _current_payload(env: Envelope) -> dict[str, Any]:
     return env.event().payload()
 
 
+def _current_payload(env: Envelope) -> dict[str, Any]:
+    """The recorded payload in today's shape: old versions go through their upcasters, so a log
+    written before an event changed shape still compares equal to what the handlers decide now."""
+    if env.version == event_class(env.type).version:
+        return env.payload
+    return env.event().payload()
+
+
 def _normalise(d: dict[str, Any] | None) -> dict[str, Any] | None:
     """Round-trip through JSON so produced payloads compare like stored ones (tuples, floats)."""
     if d is None:
