@@ -53,6 +53,7 @@ class Search:
         self.profile_evolutions: list[int] = []
         self.phase1_summary: dict[str, Any] = {}
         self.stop_reason = ""
+        self.merge_plans: dict[tuple[str, ...], str] = {}   # gene-id signature -> the merge node planned
         limit = float(self.cfg.time_limit_seconds)
         pct = (self.cfg.phase_time_budget.finalization_pct if self.cfg.phase_time_budget is not None
                else DEFAULT_FINALIZATION_PCT)
@@ -86,7 +87,8 @@ class Search:
         while True:
             while launched < n_steps and len(running) < self.cfg.workers and not self.halt():
                 plan = plan_step(self.wf, self.journal, step=self.started, phase=phase,
-                                 global_epoch=self.global_epoch + 1, profiles=list(self.profiles))
+                                 global_epoch=self.global_epoch + 1, profiles=list(self.profiles),
+                                 merge_plans=self.merge_plans)
                 self.started += 1
                 launched += 1
                 running.append(self.wf.spawn(run_step(self.wf, self.journal, plan, deadline_s=self.search_deadline),

@@ -26,7 +26,8 @@ from handlers.evolution.develop import Outcome, develop, usable_code
 from handlers.evolution.genes import LOCI, parse_genes, select_non_stub_gene
 from handlers.evolution.journal import Journal, Node
 from handlers.evolution.prompts import draft_request, merge_request, mutate_request
-from handlers.evolution.selection import get_primary_parent, pheromone_with_degenerate_check, tournament_select
+from handlers.evolution.selection import (DegenerationFix, GeneItem, get_primary_parent, pheromone_with_degenerate_check,
+                                          tournament_select)
 from handlers.runtime import Workflow
 
 Phase = Literal["draft", "evolve"]
@@ -56,8 +57,14 @@ class StepPlan:
 
 
 def plan_step(wf: Workflow, journal: Journal, *, step: int, phase: Phase, global_epoch: int,
-              profiles: list[str]) -> StepPlan:
-    """Decide and record the step's operator and its inputs (synchronous: no effect awaited)."""
+              profiles: list[str], merge_plans: dict[tuple[str, ...], str] | None = None) -> StepPlan:
+    """Decide and record the step's operator and its inputs (synchronous: no effect awaited).
+
+    ``merge_plans`` (gene-id signature -> node id of every merge planned so far) lets a merge
+    whose plan would repeat an earlier merge's genes, or exactly the genes of an existing node,
+    become a mutation instead: two workers starting from the same journal would otherwise
+    spend two nodes of the budget on the same child. The switch is recorded with its reason.
+    """
     cfg = wf.config
     profile = step % len(profiles)
     me = node_id_of(step)
@@ -74,17 +81,35 @@ def plan_step(wf: Workflow, journal: Journal, *, step: int, phase: Phase, global
 
     draw = wf.rng(f"{name}/operator").random()
     operator = "merge" if draw < cfg.merge_ratio else "mutate"
-    wf.record(OperatorDrawn(step=step, phase=phase, global_epoch=global_epoch, operator=operator, profile=profile,
-                            draw=draw, merge_ratio=cfg.merge_ratio,
-                            reason=f"draw {draw:.4f} {'<' if operator == 'merge' else '>='} merge_ratio {cfg.merge_ratio}"))
+    reason = f"draw {draw:.4f} {'<' if operator == 'merge' else '>='} merge_ratio {cfg.merge_ratio}"
+    merge_plan = None
     if operator == "merge":
-        return _plan_merge(wf, journal, step=step, global_epoch=global_epoch, profile=profile, profiles=profiles)
+        merge_plan = pheromone_with_degenerate_check(journal)
+        seen = merge_plans if merge_plans is not None else {}
+        signature = plan_signature(merge_plan[0])
+        repeats = seen.get(signature) or next(
+            (n.id for n in journal.nodes if signature and tuple(n.event.gene_ids.get(lc, "") for lc in LOCI) == signature),
+            None)
+        if repeats is not None:
+            operator, merge_plan = "mutate", None
+            reason += f", but the merge plan repeats the genes of {repeats}: mutate instead"
+        elif merge_plans is not None:
+            merge_plans[signature] = me
+    wf.record(OperatorDrawn(step=step, phase=phase, global_epoch=global_epoch, operator=operator, profile=profile,
+                            draw=draw, merge_ratio=cfg.merge_ratio, reason=reason))
+    if merge_plan is not None:
+        return _plan_merge(wf, journal, merge_plan, step=step, global_epoch=global_epoch, profile=profile,
+                           profiles=profiles)
     return _plan_mutate(wf, journal, step=step, global_epoch=global_epoch, profile=profile, profiles=profiles)
 
 
-def _plan_merge(wf: Workflow, journal: Journal, *, step: int, global_epoch: int, profile: int,
-                profiles: list[str]) -> StepPlan:
-    plan, fix = pheromone_with_degenerate_check(journal)
+def plan_signature(plan: dict[str, GeneItem]) -> tuple[str, ...]:
+    return tuple(plan[locus].gene_id for locus in LOCI) if len(plan) == len(LOCI) else ()
+
+
+def _plan_merge(wf: Workflow, journal: Journal, chosen: tuple[dict[str, GeneItem], DegenerationFix | None], *,
+                step: int, global_epoch: int, profile: int, profiles: list[str]) -> StepPlan:
+    plan, fix = chosen
     if fix is not None:
         if fix.replaced:
             reason = f"all 7 genes came from {fix.dominant}; replaced {len(fix.replaced)} loci with the best gene of another node"

@@ -282,3 +282,19 @@ def test_score_is_the_harness_score():
     for n in nodes(run):
         assert n.score == score_of(contents[n.solution_id])
     assert all(isinstance(e, AgentCallRequested) for e in run.agent_requests("review"))
+
+
+def test_a_merge_that_would_repeat_known_genes_becomes_a_mutation():
+    run, _ = run_world(max_steps=24, phase1_target_nodes=3, steps_per_epoch=4, workers=2, merge_ratio=1.0)
+    plans = run.of(GenePlanChosen)
+    signatures = [tuple(p.plan[lc]["gene_id"] for lc in LOCI) for p in plans]
+    assert len(signatures) == len(set(signatures))               # no merge plan was used twice
+    switched = [e for e in run.of(OperatorDrawn) if "repeats the genes" in e.reason]
+    assert switched and all(e.operator == "mutate" and e.draw < 1.0 for e in switched)
+    # and no plan equals the genes of a node that existed when it was made
+    seen: set[tuple[str, ...]] = set()
+    for _, e in run.events:
+        if isinstance(e, NodeAppended) and e.gene_ids:
+            seen.add(tuple(e.gene_ids[lc] for lc in LOCI))
+        if isinstance(e, GenePlanChosen):
+            assert tuple(e.plan[lc]["gene_id"] for lc in LOCI) not in seen
