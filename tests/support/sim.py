@@ -70,12 +70,17 @@ class SimRun:
 def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None = None,
              task: TaskDescription | None = None, seed: int = 0, order_seed: int | None = None,
              seconds_per_result: float = 1.0, max_steps: int = 100_000,
-             params: dict[str, Any] | None = None) -> SimRun:
+             params: dict[str, Any] | None = None, start: RunStarted | None = None,
+             timers_last: bool = False) -> SimRun:
+    """``start``: a whole recorded RunStarted to begin with (then config/task/seed/params are unused).
+    ``timers_last``: a timer fires only when nothing else is pending (a long time limit, as in a real
+    run), so a random order permutes agent and evaluation results without hitting deadlines."""
     rt = Runtime(main)
     run = SimRun()
-    start = RunStarted(strategy="sim", backend="sim", seed=seed, config=(config or PipelineConfig()).model_dump(mode="json"),
-                       task=task or make_task(), task_dir="/nonexistent", run_dir="/nonexistent",
-                       params=params or {})
+    if start is None:
+        start = RunStarted(strategy="sim", backend="sim", seed=seed,
+                           config=(config or PipelineConfig()).model_dump(mode="json"), task=task or make_task(),
+                           task_dir="/nonexistent", run_dir="/nonexistent", params=params or {})
     pending: list[Any] = []
     rng = random.Random(order_seed)
     now = 0.0
@@ -102,7 +107,9 @@ def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: Pipeli
         steps += 1
         if steps > max_steps:
             raise RuntimeError("simulation did not finish")
-        index = 0 if order_seed is None else rng.randrange(len(pending))
+        choices = [i for i, p in enumerate(pending) if not isinstance(p, TimerRequested)] if timers_last else []
+        choices = choices or list(range(len(pending)))
+        index = choices[0] if order_seed is None else choices[rng.randrange(len(choices))]
         req = pending.pop(index)
         now += seconds_per_result
         if isinstance(req, AgentCallRequested):
