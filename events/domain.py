@@ -130,12 +130,12 @@ class PipelineConfig(BaseModel):
     model: str = "sonnet"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_file: str | None = None
-    # Evolution strategy fields (evolution-two-phase-plan §config); ignored by mle-star.
-    max_steps: int = Field(default=40, ge=1)
-    phase1_target_nodes: int = Field(default=4, ge=1)
+    # Evolution strategy fields; defaults from evolution-decisions.md. Ignored by mle-star.
+    max_steps: int = Field(default=100, ge=1)
+    phase1_target_nodes: int = Field(default=8, ge=1)
     merge_ratio: float = Field(default=0.5, ge=0.0, le=1.0)
     workers: int = Field(default=2, ge=1)
-    tournament_size: int = Field(default=2, ge=1)
+    tournament_size: int = Field(default=3, ge=1)
     max_chained_debug: int = Field(default=2, ge=0)
     steps_per_epoch: int = Field(default=10, ge=1)
     agent_profiles: int = Field(default=4, ge=1)

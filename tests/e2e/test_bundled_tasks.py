@@ -79,9 +79,14 @@ VOLATILE = {"recorded_at", "elapsed_s", "duration_s", "duration_seconds", "total
             "submission_path", "run_dir", "task_dir", "usage"}
 
 
+def _volatile(key: str) -> bool:
+    # Anything measured in driven or wall time (…_s, …_seconds, …_at) differs between runs.
+    return key in VOLATILE or key.endswith(("_s", "_seconds", "_at"))
+
+
 def _strip(value):
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k not in VOLATILE}
+        return {k: _strip(v) for k, v in value.items() if not _volatile(k)}
     if isinstance(value, list):
         return [_strip(v) for v in value]
     return value
