@@ -94,6 +94,7 @@ class Runtime:
         self._effect_owner: dict[str, Task] = {}
         self._used_ids: dict[str, int] = {}
         self._solutions: dict[str, SolutionRecorded] = {}
+        self._recorded_in_scope: set[tuple[str, str]] = set()  # membership only; never iterated
         self.best: tuple[float, str] | None = None  # (score, solution_id) over SolutionEvaluated
         self._out: list[NewEvent] = []
         self._current: Task | None = None
@@ -327,9 +328,14 @@ class Workflow:
         from events.domain import solution_id_of
 
         sid = solution_id_of(content)
-        if sid not in self._rt._solutions:
+        # Once per scope, not once per run: if two concurrent paths write the same script, which
+        # of them would record it first depends on how their effects interleave, and a scope's
+        # decisions must not. Within a scope the content is stored once.
+        key = (self.scope, sid)
+        if key not in self._rt._recorded_in_scope:
             rec = SolutionRecorded(solution_id=sid, content=content, **fields)
-            self._rt._solutions[sid] = rec
+            self._rt._recorded_in_scope.add(key)
+            self._rt._solutions.setdefault(sid, rec)
             self.record(rec)
         return sid
 

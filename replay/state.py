@@ -185,6 +185,12 @@ def _cancelled(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
 
 
 def _solution(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    known = s.solutions.get(p["solution_id"])
+    if known is not None:
+        # The same script recorded again in another scope: its first record says where it came
+        # from; a later one can only add parents (e.g. two paths that wrote identical code).
+        known.parents.extend(x for x in p.get("parents", []) if x not in known.parents and x != known.solution_id)
+        return
     s.solutions[p["solution_id"]] = SolutionNode(
         solution_id=p["solution_id"], phase=p["phase"], origin=p["origin"], parents=list(p.get("parents", [])),
         source_model=p.get("source_model"), scope=env.scope, seq=env.seq, detail=p.get("detail", {}),

@@ -54,7 +54,12 @@ def test_quick_run_on_bundled_task_is_valid_and_auditable(task, tmp_path):
     assert "OK" in ok(engine("replay", "R", db=db))
 
     events = [json.loads(line) for line in ok(engine("log", "R", "--json", db=db)).splitlines() if line.strip()]
-    solutions = {e["payload"]["solution_id"]: e["payload"] for e in events if e["type"] == "SolutionRecorded"}
+    solutions: dict[str, dict] = {}
+    for e in events:  # a script recorded in several scopes: its first record, parents merged
+        if e["type"] == "SolutionRecorded":
+            p = e["payload"]
+            known = solutions.setdefault(p["solution_id"], {**p, "parents": list(p["parents"])})
+            known["parents"] += [x for x in p["parents"] if x not in known["parents"]]
     final = next(e for e in events if e["type"] == "RunCompleted")["payload"]["result"]
     start_id = final.get("finalization", {}).get("final_solution_id") or next(iter(solutions))
     # Walk the lineage back from the submitted script: it must reach a Phase 1 draft (origin
