@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
 from dataclasses import dataclass
@@ -167,7 +168,13 @@ async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBac
                       on_commit: Callable[[PipelineState], None] | None = None,
                       handle_signals: bool = True) -> PipelineState:
     """:func:`drive` for callers already inside an event loop (the library API)."""
-    state = fold(store.read(run_id))
+    # Only the first events (RunStarted: strategy, backend, config) and the last one (finished?) are
+    # needed here; the driver reads and folds the whole log itself (reading it twice cost resumes).
+    reader = store.read(run_id)
+    head = list(itertools.islice(reader, 1))
+    reader.close()
+    tail = list(store.read(run_id, from_seq=max(1, store.last_seq(run_id))))
+    state = fold(head + [e for e in tail if not head or e.seq != head[0].seq])
     if state.finished:
         from engine.driver import RunFinished
 

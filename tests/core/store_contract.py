@@ -174,8 +174,13 @@ class EventStoreContract:
     # --- hash chain ---------------------------------------------------------------------------
 
     def test_hash_chain_recomputable(self, store: EventStore, run: str) -> None:
-        store.append(run, [request("e"), result("e", "ünïcode ✓")], expected_seq=0)
-        store.append(run, [note(3)], expected_seq=2)
+        store.append(run, [request("e"), result("e", "ünïcode ✓ \"quoted\" \\ \n\t\u2028")], expected_seq=0)
+        store.append(run, [note(3), note(4, scope='odd "scope"/ü\\\u0001'), note(5, scope="phase2/path-0")],
+                     expected_seq=2)
+        odd = NewEvent(event=Note(level="warn", message="nan and big ints", data={"x": float("nan"), "n": 2**70,
+                                                                                   "f": 1e-300, "neg": -0.0}),
+                       scope="run", causation_seq=4)
+        store.append(run, [odd], expected_seq=5)
         prev = "0" * 64
         for env in store.read(run):
             fields = {"run_id": env.run_id, "seq": env.seq, "type": env.type, "version": env.version,

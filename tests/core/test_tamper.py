@@ -12,7 +12,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from store.sqlite import SQLiteEventStore
@@ -95,7 +95,10 @@ def test_any_changed_text_byte_is_found(toy_run, tmp_path_factory, data) -> None
     index = data.draw(st.integers(0, 10_000), label="byte index")
     new_byte = data.draw(st.integers(0, 255), label="new byte")
     db = _copy(_checkpointed(toy_run.db), tmp_path_factory.mktemp("tamper"))
-    _flip_text_byte(db, toy_run.run_id, seq, column, index, new_byte)
+    try:
+        _flip_text_byte(db, toy_run.run_id, seq, column, index, new_byte)
+    except sqlite3.IntegrityError:  # e.g. result_of made equal to another result's: the schema refuses it
+        assume(False)
     problem = _verify(db, toy_run.run_id)
     assert problem is not None, f"changing {column} of seq {seq} went unnoticed"
     assert problem.seq == seq, (column, problem)

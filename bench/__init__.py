@@ -1,0 +1,1 @@
+"""Benchmarks of the event-sourced core (`python bench/bench_core.py`, `make bench`)."""
