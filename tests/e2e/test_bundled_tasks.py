@@ -111,3 +111,23 @@ def test_same_seed_gives_identical_logs_apart_from_time(tmp_path):
     for a, b in zip(first, second):
         assert a == b, f"logs differ at seq {a[0]}:\n{a}\n{b}"
     assert len(first) == len(second)
+
+
+def test_time_limit_60_ends_within_90s_with_a_valid_submission(tmp_path):
+    """REQ-OR-024/030: a run that would take far longer (the paper preset) stops its search at
+    the time limit and still submits the best solution so far."""
+    import time
+
+    db = tmp_path / "e.db"
+    started = time.monotonic()
+    summary = json.loads(ok(engine("start", "--task", "breast-cancer", "--agent", "builtin", "--preset", "paper",
+                                   "--time-limit", "60", "--run-id", "T", "--json", db=db, timeout=300)))
+    wall = time.monotonic() - started
+    assert summary["status"] == "completed"
+    assert summary["elapsed_seconds"] <= 90, summary
+    assert wall <= 90 + 15, f"took {wall:.0f} s of wall time (process start-up included)"
+    report = json.loads(ok(engine("grade", "T", "--json", db=db)))
+    assert report["valid_submission"] is True
+    events = [json.loads(line) for line in ok(engine("log", "T", "--json", db=db)).splitlines() if line.strip()]
+    assert any(e["type"] in ("FinalizeNow", "DeadlineHit", "PhaseSkipped") for e in events), \
+        "the paper preset cannot finish in 60 s: the log must show the time limit acting"
