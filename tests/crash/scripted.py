@@ -16,7 +16,7 @@ from tests.replays.canned import SCENARIOS, answer
 class FastBackend:
     name = "scripted-fast"
 
-    def __init__(self, scenario: str = "default") -> None:
+    def __init__(self, scenario: str = "fast") -> None:
         self.scenario = SCENARIOS[scenario]
 
     async def call(self, request: AgentCallRequested, ctx) -> AgentCallCompleted:

@@ -31,6 +31,8 @@ LEAK_FIX = "# scale features with statistics of the training split only\nscale_r
 BUG_LINE = "n_valid = len(rwos) // 5"
 BUG_FIX = "n_valid = n_rows // 5"
 SUBSAMPLE_BLOCK = "# subsample to at most 30,000 rows so every experiment stays fast\nn_rows = min(n_rows, 30000)"
+ABLATION_PRINT = 'print(f"{name}: {value:.4f}")'
+ABLATION_TYPO = 'print(f"{name}: {valeu:.4f}")'
 MERGE_CRASH = 'raise ValueError("operands could not be broadcast together with shapes (30,) (29,)")'
 
 SCRIPT = '''"""{title}"""
@@ -82,10 +84,11 @@ class Scenario:
     buggy_draft: bool = True        # the second draft has a typo: one debug round fixes it
     leaky_draft: bool = True        # the first draft leaks validation rows: one leakage correction
     merge: str = "worse"            # "accept" | "worse" (rejected: no improvement) | "crash" (merge failed)
+    ablation_bug_path: str | None = None  # this Phase 2 path's ablation script has a typo (one debug round)
 
 
 SCENARIOS = {"default": Scenario(), "merge-crash": Scenario(merge="crash"),
-             "fast": Scenario(merge="accept")}
+             "fast": Scenario(merge="accept", ablation_bug_path="path-1")}
 
 
 def fenced(code: str) -> str:
@@ -169,6 +172,9 @@ def answer(agent_type: str, variant: str | None, variables: Mapping[str, Any], *
         if BUG_LINE in code:
             return ("The traceback shows a NameError: `rwos` is a typo for the row count. Fixed:\n\n"
                     + fenced(code.replace(BUG_LINE, BUG_FIX)), None)
+        if ABLATION_TYPO in code:
+            return ("NameError: `valeu` is a typo for `value`. Fixed:\n\n"
+                    + fenced(code.replace(ABLATION_TYPO, ABLATION_PRINT)), None)
         return ("The shapes of the two prediction arrays differ and I cannot see where from the code alone; "
                 "here is the script unchanged.\n\n" + fenced(code), None)
     if agent_type == "leakage" and variant == "correction":
@@ -184,6 +190,8 @@ def answer(agent_type: str, variant: str | None, variables: Mapping[str, Any], *
     if agent_type == "ablation":
         p = params_of(text_of(v.get("solution_script", "")))
         code = ABLATION.format(base=p["BASE"], n_estimators=int(p["N_ESTIMATORS"]), learning_rate=p["LEARNING_RATE"])
+        if scenario.ablation_bug_path and scenario.ablation_bug_path in effect_id:
+            code = code.replace(ABLATION_PRINT, ABLATION_TYPO)
         return ("This ablation removes one component at a time and prints each variant's score.\n\n"
                 + fenced(code), None)
     if agent_type == "summarize":

@@ -1,0 +1,29 @@
+"""Crash-exactness with the real builtin agent on a sampled Phase 1 run (issue "Replay-based
+regression suite", item 7; issue Phase 1 "Must show": SIGKILL after any event of a Phase 1 run
+with the builtin agent — sampled here). Strategy ``handlers.phase1:phase1_only`` on iris: each
+kill point starts a fresh run with the failpoint, resumes it to the end (one plan is killed twice)
+and compares the RunCompleted result and every decision with an uninterrupted run of the same
+seed; no agent call or evaluation whose result was recorded may run again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.crash.harness import Recipe, run_reference, sample_points
+from tests.crash.plans import run_plans
+
+PHASE1 = Recipe(task="iris", agent="builtin", strategy="handlers.phase1:phase1_only", seed=3)
+
+
+@pytest.mark.slow
+def test_builtin_phase1_sigkill_at_sampled_events(tmp_path: Path) -> None:
+    root = tmp_path / "reference"
+    reference = run_reference(PHASE1, root)
+    assert reference[-1].type == "RunCompleted"
+    points = sample_points(reference, {"phase1": 3}, seed=11)["phase1"]
+    evals = [e.seq for e in reference if e.type == "EvaluationCompleted"]
+    plans = [[k] for k in points] + [[evals[0], evals[-1]]]  # right after a result, and killed twice
+    run_plans(PHASE1, plans, reference, root, tmp_path)
