@@ -44,69 +44,9 @@ from events.domain import (
 )
 from handlers.pipeline import Phases, run_mle_star
 from handlers.runtime import Runtime, Workflow
-from tests.support.sim import SimRun, make_task, ok_result
+from tests.support.sim import SimRun, make_task, ok_result, simulate_clock  # noqa: F401 (re-exported)
 
 Durations = Callable[[Any], float | None]
-
-
-def simulate_clock(main: Callable, *, agent: Callable[[AgentCallRequested], Any],
-                   evaluate: Callable[[EvaluationRequested, str], Any], config: PipelineConfig | None = None,
-                   task: TaskDescription | None = None, seed: int = 0, durations: Durations | None = None,
-                   default_s: float = 1.0, max_steps: int = 100_000) -> SimRun:
-    rt = Runtime(main)
-    run = SimRun()
-    start = RunStarted(strategy="sim", backend="sim", seed=seed,
-                       config=(config or PipelineConfig()).model_dump(mode="json"), task=task or make_task(),
-                       task_dir="/nonexistent", run_dir="/nonexistent")
-    pending: list[tuple[float, int, Any]] = []
-    counter = [0]
-    now = 0.0
-
-    def take(decisions: list[NewEvent]) -> None:
-        for d in decisions:
-            ev = d.event
-            run.events.append((d.scope, ev))
-            if isinstance(ev, TimerRequested):
-                counter[0] += 1
-                pending.append((max(now, ev.at_elapsed_s), counter[0], ev))
-            elif isinstance(ev, (AgentCallRequested, EvaluationRequested)):
-                counter[0] += 1
-                took = durations(ev) if durations is not None else None
-                pending.append((now + (default_s if took is None else took), counter[0], ev))
-            elif isinstance(ev, EffectCancelled):
-                pending[:] = [p for p in pending if p[2].effect_id != ev.effect_id]
-            elif isinstance(ev, SolutionRecorded):
-                run.solutions[ev.solution_id] = ev.content
-            elif isinstance(ev, RunCompleted):
-                run.completed = ev
-            elif isinstance(ev, RunFailed):
-                run.failed = ev
-
-    run.events.append(("run", start))
-    take(rt.feed(start))
-    steps = 0
-    while pending and run.completed is None and run.failed is None:
-        steps += 1
-        if steps > max_steps:
-            raise RuntimeError("simulation did not finish")
-        pending.sort(key=lambda p: (p[0], p[1]))
-        at, _, req = pending.pop(0)
-        now = max(now, at)
-        if isinstance(req, AgentCallRequested):
-            answer = agent(req)
-            if isinstance(answer, str):
-                answer = AgentCallCompleted(effect_id=req.effect_id, text=answer)
-            result: Event = answer.model_copy(update={"effect_id": req.effect_id, "elapsed_s": now})
-        elif isinstance(req, EvaluationRequested):
-            out = evaluate(req, run.solutions[req.solution_id])
-            if isinstance(out, EvaluationResult):
-                out = EvaluationCompleted(effect_id=req.effect_id, result=out)
-            result = out.model_copy(update={"effect_id": req.effect_id, "elapsed_s": now})
-        else:
-            result = TimerFired(effect_id=req.effect_id, elapsed_s=now)
-        run.events.append(("input", result))
-        take(rt.feed(result))
-    return run
 
 
 # --- scripted phases -----------------------------------------------------------------------------

@@ -70,29 +70,72 @@ class SimRun:
 def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None = None,
              task: TaskDescription | None = None, seed: int = 0, order_seed: int | None = None,
              seconds_per_result: float = 1.0, max_steps: int = 100_000,
-             params: dict[str, Any] | None = None, start: RunStarted | None = None,
-             timers_last: bool = False) -> SimRun:
-    """``start``: a whole recorded RunStarted to begin with (then config/task/seed/params are unused).
-    ``timers_last``: a timer fires only when nothing else is pending (a long time limit, as in a real
-    run), so a random order permutes agent and evaluation results without hitting deadlines."""
+             params: dict[str, Any] | None = None) -> SimRun:
+    """Answer effects one at a time: FIFO, or a seeded random pick (``order_seed``); each result
+    advances the clock by ``seconds_per_result`` and a picked timer fires at once."""
+    rng = random.Random(order_seed)
+
+    def pick(pending: list[_Pending], now: float) -> tuple[_Pending, float]:
+        item = pending.pop(0 if order_seed is None else rng.randrange(len(pending)))
+        at = item.request.at_elapsed_s if isinstance(item.request, TimerRequested) else 0.0
+        return item, max(now + seconds_per_result, at)
+
+    return _run(main, pick, agent=agent, evaluate=evaluate, config=config, task=task, seed=seed,
+                max_steps=max_steps, params=params)
+
+
+def simulate_clock(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None = None,
+                   task: TaskDescription | None = None, seed: int = 0,
+                   durations: Callable[[Any], float | None] | None = None, default_s: float = 1.0,
+                   max_steps: int = 100_000, params: dict[str, Any] | None = None) -> SimRun:
+    """Effects *take time*, as with the real driver: each finishes at request time + its
+    duration (``durations(request)`` or ``default_s``), a timer at its ``at_elapsed_s``; the
+    earliest finish is delivered next (ties in request order). For code that races deadlines."""
+
+    def pick(pending: list[_Pending], now: float) -> tuple[_Pending, float]:
+        pending.sort(key=lambda p: (p.due, p.order))
+        item = pending.pop(0)
+        return item, max(now, item.due)
+
+    def due(request: Any, now: float) -> float:
+        if isinstance(request, TimerRequested):
+            return max(now, request.at_elapsed_s)
+        took = durations(request) if durations is not None else None
+        return now + (default_s if took is None else took)
+
+    return _run(main, pick, agent=agent, evaluate=evaluate, config=config, task=task, seed=seed,
+                max_steps=max_steps, params=params, due=due)
+
+
+@dataclass
+class _Pending:
+    request: Any
+    due: float
+    order: int
+
+
+def _run(main: Callable, pick: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None,
+         task: TaskDescription | None, seed: int, max_steps: int, params: dict[str, Any] | None,
+         due: Callable[[Any, float], float] | None = None) -> SimRun:
     rt = Runtime(main)
     run = SimRun()
-    if start is None:
-        start = RunStarted(strategy="sim", backend="sim", seed=seed,
-                           config=(config or PipelineConfig()).model_dump(mode="json"), task=task or make_task(),
-                           task_dir="/nonexistent", run_dir="/nonexistent", params=params or {})
-    pending: list[Any] = []
-    rng = random.Random(order_seed)
+    start = RunStarted(strategy="sim", backend="sim", seed=seed, config=(config or PipelineConfig()).model_dump(mode="json"),
+                       task=task or make_task(), task_dir="/nonexistent", run_dir="/nonexistent",
+                       params=params or {})
+    pending: list[_Pending] = []
     now = 0.0
+    counter = 0
 
     def take(decisions: list[NewEvent]) -> None:
+        nonlocal counter
         for d in decisions:
             ev = d.event
             run.events.append((d.scope, ev))
             if isinstance(ev, (AgentCallRequested, EvaluationRequested, TimerRequested)):
-                pending.append(ev)
+                counter += 1
+                pending.append(_Pending(ev, due(ev, now) if due else 0.0, counter))
             elif isinstance(ev, EffectCancelled):
-                pending[:] = [p for p in pending if p.effect_id != ev.effect_id]
+                pending[:] = [p for p in pending if p.request.effect_id != ev.effect_id]
             elif isinstance(ev, SolutionRecorded):
                 run.solutions[ev.solution_id] = ev.content
             elif isinstance(ev, RunCompleted):
@@ -107,24 +150,22 @@ def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: Pipeli
         steps += 1
         if steps > max_steps:
             raise RuntimeError("simulation did not finish")
-        choices = [i for i, p in enumerate(pending) if not isinstance(p, TimerRequested)] if timers_last else []
-        choices = choices or list(range(len(pending)))
-        index = choices[0] if order_seed is None else choices[rng.randrange(len(choices))]
-        req = pending.pop(index)
-        now += seconds_per_result
-        if isinstance(req, AgentCallRequested):
-            answer = agent(req)
-            if isinstance(answer, str):
-                answer = AgentCallCompleted(effect_id=req.effect_id, text=answer)
-            result: Event = answer.model_copy(update={"effect_id": req.effect_id, "elapsed_s": now})
-        elif isinstance(req, EvaluationRequested):
-            out = evaluate(req, run.solutions[req.solution_id])
-            if isinstance(out, EvaluationResult):
-                out = EvaluationCompleted(effect_id=req.effect_id, result=out)
-            result = out.model_copy(update={"effect_id": req.effect_id, "elapsed_s": now})
-        else:
-            now = max(now, req.at_elapsed_s)
-            result = TimerFired(effect_id=req.effect_id, elapsed_s=now)
+        item, now = pick(pending, now)
+        result = _answer(item.request, now, agent, evaluate, run)
         run.events.append(("input", result))
         take(rt.feed(result))
     return run
+
+
+def _answer(req: Any, now: float, agent: AgentFn, evaluate: EvalFn, run: SimRun) -> Event:
+    if isinstance(req, AgentCallRequested):
+        answer = agent(req)
+        if isinstance(answer, str):
+            answer = AgentCallCompleted(effect_id=req.effect_id, text=answer)
+        return answer.model_copy(update={"effect_id": req.effect_id, "elapsed_s": now})
+    if isinstance(req, EvaluationRequested):
+        out = evaluate(req, run.solutions[req.solution_id])
+        if isinstance(out, EvaluationResult):
+            out = EvaluationCompleted(effect_id=req.effect_id, result=out)
+        return out.model_copy(update={"effect_id": req.effect_id, "elapsed_s": now})
+    return TimerFired(effect_id=req.effect_id, elapsed_s=now)
