@@ -70,18 +70,24 @@ class SimRun:
 def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None = None,
              task: TaskDescription | None = None, seed: int = 0, order_seed: int | None = None,
              seconds_per_result: float = 1.0, max_steps: int = 100_000,
-             params: dict[str, Any] | None = None) -> SimRun:
+             params: dict[str, Any] | None = None, start: RunStarted | None = None,
+             timers_last: bool = False) -> SimRun:
     """Answer effects one at a time: FIFO, or a seeded random pick (``order_seed``); each result
-    advances the clock by ``seconds_per_result`` and a picked timer fires at once."""
+    advances the clock by ``seconds_per_result`` and a picked timer fires at once.
+    ``start``: a whole recorded RunStarted to begin with (config/task/seed/params then unused).
+    ``timers_last``: a timer is picked only when nothing else is pending (a long time limit, as in
+    a real run), so a random order permutes agent and evaluation results without hitting deadlines."""
     rng = random.Random(order_seed)
 
     def pick(pending: list[_Pending], now: float) -> tuple[_Pending, float]:
-        item = pending.pop(0 if order_seed is None else rng.randrange(len(pending)))
+        choices = [i for i, p in enumerate(pending) if not isinstance(p.request, TimerRequested)] if timers_last else []
+        choices = choices or list(range(len(pending)))
+        item = pending.pop(choices[0] if order_seed is None else choices[rng.randrange(len(choices))])
         at = item.request.at_elapsed_s if isinstance(item.request, TimerRequested) else 0.0
         return item, max(now + seconds_per_result, at)
 
     return _run(main, pick, agent=agent, evaluate=evaluate, config=config, task=task, seed=seed,
-                max_steps=max_steps, params=params)
+                max_steps=max_steps, params=params, start=start)
 
 
 def simulate_clock(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None = None,
@@ -116,12 +122,13 @@ class _Pending:
 
 def _run(main: Callable, pick: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None,
          task: TaskDescription | None, seed: int, max_steps: int, params: dict[str, Any] | None,
-         due: Callable[[Any, float], float] | None = None) -> SimRun:
+         due: Callable[[Any, float], float] | None = None, start: RunStarted | None = None) -> SimRun:
     rt = Runtime(main)
     run = SimRun()
-    start = RunStarted(strategy="sim", backend="sim", seed=seed, config=(config or PipelineConfig()).model_dump(mode="json"),
-                       task=task or make_task(), task_dir="/nonexistent", run_dir="/nonexistent",
-                       params=params or {})
+    if start is None:
+        start = RunStarted(strategy="sim", backend="sim", seed=seed,
+                           config=(config or PipelineConfig()).model_dump(mode="json"), task=task or make_task(),
+                           task_dir="/nonexistent", run_dir="/nonexistent", params=params or {})
     pending: list[_Pending] = []
     now = 0.0
     counter = 0
