@@ -17,6 +17,7 @@ returns code, not JSON, and test "contamination" returns a ``DataContaminationRe
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_serializer
@@ -82,7 +83,19 @@ class AgentConfig(BaseModel):
 
     def json_schema(self) -> dict[str, Any] | None:
         """The bare JSON schema (what ``AgentCallRequested.output_schema`` carries)."""
-        return None if self.output_schema is None else self.output_schema.model_json_schema()
+        return None if self.output_schema is None else _json_schema_of(self.output_schema)
+
+
+_SCHEMA_CACHE: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def _json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    # Generating a pydantic JSON schema costs milliseconds and every agent request needs one
+    # (half of a replay's time went here); the schema of a class never changes, so build it once
+    # and hand out copies (callers may keep or change theirs).
+    if model not in _SCHEMA_CACHE:
+        _SCHEMA_CACHE[model] = model.model_json_schema()
+    return copy.deepcopy(_SCHEMA_CACHE[model])
 
 
 def _role(text: str) -> str:
