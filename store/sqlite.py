@@ -7,6 +7,7 @@ insert are one atomic step even with several processes on the same file.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -239,14 +240,19 @@ class SQLiteEventStore:
             "FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
             (run_id, from_seq),
         )
-        for row in cur:
+        # Parsed a chunk at a time with the cyclic GC paused: building 100k payload dicts otherwise
+        # triggers hundreds of collections that rescan the growing heap (~2/3 of the read time).
+        size = 64  # growing chunks: reading just the first events stays cheap
+        while rows := cur.fetchmany(size):
+            size = min(size * 4, 4096)
+            gc_was_on = gc.isenabled()
+            gc.disable()
             try:
-                payload = json.loads(row[7])
-            except json.JSONDecodeError:
-                raise CorruptLog(f"run {run_id} seq {row[1]}: stored payload is not valid JSON") from None
-            if not isinstance(payload, dict):
-                raise CorruptLog(f"run {run_id} seq {row[1]}: stored payload is not a JSON object")
-            yield _envelope(row, payload)
+                chunk = [_envelope(row, _payload_of(run_id, row)) for row in rows]
+            finally:
+                if gc_was_on:
+                    gc.enable()
+            yield from chunk
 
     def verify_chain(self, run_id: str) -> ChainProblem | None:
         info = self.get_run(run_id)
@@ -385,6 +391,16 @@ class SQLiteEventStore:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _payload_of(run_id: str, row: tuple) -> dict:
+    try:
+        payload = json.loads(row[7])
+    except json.JSONDecodeError:
+        raise CorruptLog(f"run {run_id} seq {row[1]}: stored payload is not valid JSON") from None
+    if not isinstance(payload, dict):
+        raise CorruptLog(f"run {run_id} seq {row[1]}: stored payload is not a JSON object")
+    return payload
 
 
 _json_str = json.encoder.encode_basestring  # how canonical_json (ensure_ascii=False) writes a str
