@@ -152,3 +152,46 @@ def test_fresh_database_opened_by_many_processes_at_once(tmp_path: Path) -> None
 
 def _open_and_close(path: str) -> None:
     SQLiteEventStore(path).close()
+
+
+def test_read_large_log_in_chunks_keeps_gc_state(tmp_path: Path) -> None:
+    """read() parses in growing chunks with the GC paused: every event comes back once, in order,
+    from any seq, and the caller's GC setting is what it was (enabled or not)."""
+    import gc
+
+    store = SQLiteEventStore(tmp_path / "e.db", synchronous="OFF")
+    store.create_run("R", strategy="toy", task="toy")
+    head = 0
+    while head < 9000:
+        head += len(store.append("R", [note(head + i) for i in range(1000)], expected_seq=head))
+    assert [e.seq for e in store.read("R")] == list(range(1, 9001))
+    assert [e.payload["data"]["i"] for e in store.read("R", from_seq=4000)] == list(range(3999, 9000))
+    assert gc.isenabled()
+    partial = store.read("R")
+    assert [next(partial).seq for _ in range(3)] == [1, 2, 3]
+    partial.close()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert sum(1 for _ in store.read("R")) == 9000
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    store.close()
+
+
+def test_read_of_corrupt_payload_is_a_store_error(tmp_path: Path) -> None:
+    import gc
+
+    from store.base import CorruptLog
+
+    db = tmp_path / "e.db"
+    store = SQLiteEventStore(db)
+    store.create_run("R", strategy="toy", task="toy")
+    store.append("R", [note(1), note(2)], expected_seq=0)
+    for bad, what in (("{not json", "not valid JSON"), ("[1, 2]", "not a JSON object")):
+        store.conn.execute("UPDATE events SET payload=? WHERE seq=2", (bad,))
+        with pytest.raises(CorruptLog, match=f"seq 2: stored payload is {what}"):
+            list(store.read("R"))
+        assert gc.isenabled()  # restored although the parse raised
+    store.close()
