@@ -6,7 +6,7 @@ ENGINE := $(VENV)/bin/engine
 STAMP  := $(VENV)/.installed
 DEMO_DB := engine-runs/demo.db
 
-.PHONY: venv demo test test-fast bench clean
+.PHONY: venv demo test test-fast bench fixtures clean
 
 venv: $(STAMP)
 
@@ -26,6 +26,11 @@ test: venv
 
 bench: venv
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_core.py
+	PYTHONPATH=$(CURDIR) $(PY) bench/bench_replay.py
+
+# Re-record the replay fixtures (tests/replays/*.jsonl) after an intended behaviour change.
+fixtures: venv
+	PYTHONPATH=$(CURDIR) $(PY) -m tests.replays.record --all
 
 clean:
 	rm -rf $(VENV) engine-runs .pytest_cache .hypothesis
