@@ -100,7 +100,9 @@ class Runtime:
         self._current: Task | None = None
         self.start: RunStarted | None = None
         self.now = 0.0
-        self.cost_usd = 0.0
+        # Spend is summed in whole nano-dollars: float addition depends on the order of the
+        # terms, and results may arrive in any order, so a float sum could differ in its last bits.
+        self._cost_nanos = 0
         self.agent_calls = 0
         self._cost_watches: list[tuple[float, _Future]] = []
         self.finished = False
@@ -122,7 +124,7 @@ class Runtime:
         elif isinstance(event, EffectResult):
             if isinstance(event, (AgentCallCompleted, AgentCallFailed)):
                 self.agent_calls += 1
-                self.cost_usd += event.cost_usd or 0.0
+                self._cost_nanos += round((event.cost_usd or 0.0) * 1e9)
                 for threshold, watch in self._cost_watches:
                     if not watch.done and self.cost_usd >= threshold:
                         self._resolve(watch, self.cost_usd)
@@ -132,6 +134,10 @@ class Runtime:
                 self._resolve(fut, event)
         self._run_ready()
         return self._out
+
+    @property
+    def cost_usd(self) -> float:
+        return self._cost_nanos / 1e9
 
     @property
     def pending_effect_ids(self) -> list[str]:

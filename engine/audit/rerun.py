@@ -68,7 +68,9 @@ class Difference:
 
 
 def _record(env: Envelope, run_dir: str, strict: bool) -> dict[str, Any]:
-    return {"type": env.type, "scope": env.scope, "payload": normalise(env.payload, run_dir, strict=strict)}
+    from replay.verify import _current_payload  # old event versions compare in today's shape
+
+    return {"type": env.type, "scope": env.scope, "payload": normalise(_current_payload(env), run_dir, strict=strict)}
 
 
 def _run_dir(envelopes: list[Envelope]) -> str:
