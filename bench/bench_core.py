@@ -295,6 +295,11 @@ def bench_replay(tmp: Path, n_events: int, rounds: int = 3) -> None:
 
 
 def main(argv: list[str]) -> int:
+    import logging
+
+    import structlog
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))  # quiet drivers
     quick = "--quick" in argv
     with tempfile.TemporaryDirectory(prefix="bench-core-", dir=os.environ.get("BENCH_TMPDIR")) as d:
         tmp = Path(d)
