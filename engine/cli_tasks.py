@@ -14,14 +14,16 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from engine.grading import GradeReport, grade_submission
-from engine.tasks import LoadedTask, TaskError, list_bundled, prepare_bundled, resolve_task
+from engine.tasks import LoadedTask, TaskError  # light: the heavy parts load on first use
+
+if TYPE_CHECKING:
+    from engine.grading import GradeReport
 
 tasks_app = typer.Typer(no_args_is_help=True, help="Bundled tasks: list and prepare.")
 
@@ -46,6 +48,8 @@ def list_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the bundled tasks."""
+    from engine.tasks import list_bundled
+
     infos = list_bundled()
     if json_out:
         typer.echo(json.dumps([asdict(i) for i in infos], indent=2))
@@ -65,6 +69,8 @@ def prepare_cmd(
 ) -> None:
     """Prepare a bundled task in MLE-bench's layout (prepared/public, prepared/private)."""
     try:
+        from engine.tasks import prepare_bundled
+
         path = prepare_bundled(name, dest)
     except (TaskError, OSError) as exc:
         _fail(str(exc))
@@ -134,10 +140,14 @@ def grade_cmd(
             _fail(f"missing {missing}: use `engine grade --task TASK --submission FILE` "
                   "or `engine grade RUN_ID`")
         try:
+            from engine.tasks import resolve_task
+
             loaded = resolve_task(task, tasks_dir(tasks_dir_opt))
         except (TaskError, OSError) as exc:
             _fail(str(exc))
     try:
+        from engine.grading import grade_submission
+
         report = grade_submission(loaded, submission)
     except (TaskError, OSError) as exc:
         _fail(str(exc))

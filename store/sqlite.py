@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import IO, Iterator, Sequence
 
 import psutil
-import sqlite_utils
 
 from events.base import GENESIS_HASH, Envelope, NewEvent, canonical_json, chain_hash, event_class
 from events.base import EffectResult
@@ -68,7 +67,6 @@ class SQLiteEventStore:
         except sqlite3.DatabaseError as exc:
             raise self._translate(exc) from None
         self.conn = conn
-        self.db = sqlite_utils.Database(conn)
         self._ensure_schema()
 
     # --- schema -----------------------------------------------------------------------------
@@ -81,6 +79,9 @@ class SQLiteEventStore:
                 f"{self.path} is not an engine database (not even SQLite); pass --db with the right file"
             )
 
+    def _table_names(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
     def _translate(self, exc: sqlite3.Error) -> StoreError:
         text = str(exc)
         if "locked" in text or "busy" in text:
@@ -92,7 +93,7 @@ class SQLiteEventStore:
 
     def _ensure_schema(self) -> None:
         try:
-            tables = set(self.db.table_names())
+            tables = self._table_names()
             if tables and "engine_meta" not in tables:
                 raise NotAnEngineDatabase(
                     f"{self.path} is a SQLite file but not an engine database "
@@ -104,10 +105,15 @@ class SQLiteEventStore:
                     raise NotAnEngineDatabase(f"{self.path} is not an engine database")
                 return
             self.conn.execute("BEGIN IMMEDIATE")
-            if "engine_meta" in set(self.db.table_names()):  # another process created it meanwhile
+            if "engine_meta" in self._table_names():  # another process created it meanwhile
                 self.conn.execute("COMMIT")
                 return self._ensure_schema()
             try:
+                # sqlite-utils only to create the schema: importing it also imports pandas
+                # (a second per `engine` command), which no other store operation needs.
+                import sqlite_utils
+
+                self.db = sqlite_utils.Database(self.conn)
                 self.db["engine_meta"].create({"key": str, "value": str}, pk="key")
                 self.db["engine_meta"].insert_all(
                     [{"key": "app", "value": APP_MARKER}, {"key": "schema", "value": str(SCHEMA_VERSION)}]

@@ -10,11 +10,29 @@ Public API::
     write_task_json(task) -> Path
 """
 
-from engine.tasks.baseline import naive_baseline_score
-from engine.tasks.bundled import BundledTaskInfo, list_bundled, prepare_bundled, resolve_task
-from engine.tasks.loader import load_task
-from engine.tasks.meta_io import write_task_json
+from importlib import import_module
+from typing import Any
+
 from engine.tasks.model import Leaderboard, LoadedTask, ScoringSpec, TaskError, TaskMeta
+
+# Loading, preparing and scoring need pandas and scikit-learn (over a second to import); every
+# `engine` command imports this package, most never touch a dataset. So those parts load on use.
+_LAZY = {
+    "naive_baseline_score": "engine.tasks.baseline",
+    "BundledTaskInfo": "engine.tasks.bundled",
+    "list_bundled": "engine.tasks.bundled",
+    "prepare_bundled": "engine.tasks.bundled",
+    "resolve_task": "engine.tasks.bundled",
+    "load_task": "engine.tasks.loader",
+    "write_task_json": "engine.tasks.meta_io",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'engine.tasks' has no attribute {name!r}")
+
 
 __all__ = [
     "BundledTaskInfo",
