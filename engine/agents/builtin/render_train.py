@@ -147,17 +147,38 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         "",
         "",
         "members = make_members()",
+        "# The validation score comes from out-of-fold predictions over all training rows when the",
+        "# data is small enough: a single small hold-out is too noisy to choose between solutions.",
+        "X_cv = pd.concat([X_tr, X_val])",
+        "y_cv = np.concatenate([y_tr, y_val])",
+        "CV_FOLDS = 5 if len(X_cv) <= 20000 else 0",
+        "if CV_FOLDS and TASK_KIND == \"classification\" and np.bincount(y_cv).min() >= CV_FOLDS:",
+        "    cv_splits = list(StratifiedKFold(CV_FOLDS, shuffle=True, random_state=SEED).split(X_cv, y_cv))",
+        "elif CV_FOLDS:",
+        "    cv_splits = list(KFold(CV_FOLDS, shuffle=True, random_state=SEED).split(X_cv))",
+        "else:",
+        "    cv_splits = []",
+        "y_score = y_cv if cv_splits else y_val",
         "val_preds = []",
         "for name, model in members:",
+        "    if cv_splits:",
+        "        oof = None",
+        "        for fold_tr, fold_va in cv_splits:",
+        "            fold_model = clone(model).fit(X_cv.iloc[fold_tr], y_cv[fold_tr])",
+        "            part = predict_values(fold_model, X_cv.iloc[fold_va])",
+        "            oof = np.zeros((len(X_cv),) + part.shape[1:]) if oof is None else oof",
+        "            oof[fold_va] = part",
+        "        val_preds.append(oof)",
         "    model.fit(X_tr, y_tr)",
-        "    val_preds.append(predict_values(model, X_val))",
+        "    if not cv_splits:",
+        "        val_preds.append(predict_values(model, X_val))",
     ]
     if mode == "solution":
-        lines.append('    print(f"Member {name}: validation {METRIC} = {score_predictions(y_val, val_preds[-1]):.6f}")')
+        lines.append('    print(f"Member {name}: validation {METRIC} = {score_predictions(y_score, val_preds[-1]):.6f}")')
     lines += [
-        "blender = fit_blender(val_preds, y_val) if len(members) > 1 else None",
+        "blender = fit_blender(val_preds, y_score) if len(members) > 1 else None",
         "val_blend = blend(val_preds, blender) if len(members) > 1 else val_preds[0]",
-        "val_score = float(score_predictions(y_val, val_blend))",
+        "val_score = float(score_predictions(y_score, val_blend))",
     ]
     if mode == "solution":
         lines.append('print(f"Final Validation Performance: {val_score}")')
