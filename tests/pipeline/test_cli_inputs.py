@@ -24,17 +24,6 @@ def engine(*args: str, env: dict[str, str] | None = None, cwd: Path | None = Non
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
-@pytest.fixture()
-def task_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "task"
-    d.mkdir()
-    (d / "description.md").write_text("# Tiny\nPredict y.\n\n## Evaluation\nSubmissions are scored by accuracy.\n")
-    (d / "task.yaml").write_text("competition_id: tiny\ntask_type: classification\nevaluation_metric: accuracy\n"
-                                 "metric_direction: maximize\ntarget_column: y\nid_column: id\n")
-    (d / "train.csv").write_text("id,x,y\n1,0.1,0\n2,0.9,1\n")
-    (d / "test.csv").write_text("id,x\n4,0.8\n")
-    (d / "sample_submission.csv").write_text("id,y\n4,0\n")
-    return d
 
 
 def engine_in_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

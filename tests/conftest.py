@@ -1,3 +1,5 @@
+"""Shared fixtures: engine logs to stderr (so --json stdout stays parseable), bundled tasks prepared once."""
+
 from __future__ import annotations
 
 from pathlib import Path
