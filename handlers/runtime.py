@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random as _random_module  # pure-ok: only the seeded Random class is used, never the global RNG
 from collections import deque
-from typing import Any, Awaitable, Callable, Coroutine, Generator, Iterable, TypeVar
+from typing import Any, Awaitable, Callable, Coroutine, Iterable, TypeVar
 
 from events.base import EffectRequest, EffectResult, Event, NewEvent
 from events.core import (
@@ -35,53 +35,9 @@ from events.core import (
     TimerRequested,
 )
 from events.domain import PipelineConfig, PipelineError, SolutionScript
+from handlers.futures import Cancelled, Task, _Future, _Wake
 
 T = TypeVar("T")
-
-
-class Cancelled(Exception):
-    """Thrown into a workflow task that was cancelled (e.g. its deadline passed)."""
-
-
-class _Future:
-    """A value the workflow waits for; resolved by an input or by a finishing task."""
-
-    __slots__ = ("done", "value", "error", "waiters")
-
-    def __init__(self) -> None:
-        self.done = False
-        self.value: Any = None
-        self.error: BaseException | None = None
-        self.waiters: list[Task] = []
-
-    def __await__(self) -> Generator["_Future", None, Any]:
-        if not self.done:
-            yield self
-        if self.error is not None:
-            raise self.error
-        return self.value
-
-
-class Task:
-    """A running workflow coroutine. Awaiting a task waits for its result."""
-
-    __slots__ = ("coro", "result", "waiting_on", "effect_waiting", "children", "cancelled", "name")
-
-    def __init__(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
-        self.coro = coro
-        self.name = name
-        self.result = _Future()
-        self.waiting_on: _Future | None = None
-        self.effect_waiting: str | None = None
-        self.children: list[Task] = []
-        self.cancelled = False
-
-    def __await__(self) -> Generator[_Future, None, Any]:
-        return self.result.__await__()
-
-    @property
-    def done(self) -> bool:
-        return self.result.done
 
 
 class Runtime:
@@ -390,15 +346,6 @@ class Workflow:
 
     def cancel(self, task: Task, reason: str) -> None:
         self._rt.cancel(task, reason, self.scope)
-
-
-class _Wake:
-    """A waiter that resolves another future instead of stepping a task (used by ``first``)."""
-
-    __slots__ = ("target",)
-
-    def __init__(self, target: _Future) -> None:
-        self.target = target
 
 
 def _jsonable(value: Any) -> Any:

@@ -10,27 +10,23 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import os
-import socket
 import sqlite3
 import time
-import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Iterator, Sequence
 
-import psutil
 
-from events.base import GENESIS_HASH, Envelope, NewEvent, canonical_json, chain_hash, event_class
-from events.base import EffectResult
-import events.core  # noqa: F401,E402 - registers the event types verify_chain/import_jsonl look up by name
+from events.base import GENESIS_HASH, EffectResult, Envelope, NewEvent, canonical_json, chain_hash, event_class
+import events  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
+from store.jsonl import read_jsonl, status_of, write_jsonl
+from store.leases import take_lease
 from store.base import (
     ChainProblem,
     ConcurrencyError,
     CorruptLog,
     DatabaseLocked,
     DuplicateResultError,
-    LeaseHeld,
     NotAnEngineDatabase,
     RunExists,
     RunInfo,
@@ -311,23 +307,12 @@ class SQLiteEventStore:
 
     def acquire_lease(self, run_id: str, ttl_s: float = 30.0) -> str:
         self.get_run(run_id)
-        token = uuid.uuid4().hex
-        host = socket.gethostname()
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise self._translate(exc) from None
         try:
-            row = self.conn.execute("SELECT pid, host, expires_at FROM leases WHERE run_id=?", (run_id,)).fetchone()
-            if row is not None:
-                pid, holder_host, expires_at = row
-                alive = time.time() < expires_at and not (holder_host == host and not _pid_alive(pid))
-                if alive:
-                    raise LeaseHeld(run_id, pid, holder_host)
-            self.conn.execute(
-                "INSERT OR REPLACE INTO leases(run_id, token, pid, host, expires_at) VALUES (?,?,?,?,?)",
-                (run_id, token, os.getpid(), host, time.time() + ttl_s),
-            )
+            token = take_lease(self.conn, run_id, ttl_s)
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
@@ -346,29 +331,11 @@ class SQLiteEventStore:
     # --- export / import --------------------------------------------------------------------
 
     def export_jsonl(self, run_id: str, out: IO[str]) -> int:
-        count = 0
-        for env in self.read(run_id):
-            out.write(canonical_json(env.model_dump(mode="json")) + "\n")
-            count += 1
-        return count
+        return write_jsonl(self.read(run_id), out)
 
     def import_jsonl(self, source: IO[str]) -> str:
-        envelopes: list[Envelope] = []
-        for lineno, line in enumerate(source, start=1):
-            if not line.strip():
-                continue
-            try:
-                envelopes.append(Envelope.model_validate_json(line))
-            except ValueError as exc:
-                raise CorruptLog(f"line {lineno}: not an exported event ({str(exc).splitlines()[0]})") from None
-        if not envelopes:
-            raise CorruptLog("the file holds no events")
+        envelopes = read_jsonl(source)
         run_id = envelopes[0].run_id
-        prev = GENESIS_HASH
-        for i, env in enumerate(envelopes, start=1):
-            if env.run_id != run_id or env.seq != i or env.prev_hash != prev or env.compute_hash() != env.hash:
-                raise CorruptLog(f"event {i} of the file breaks the hash chain; the export was altered")
-            prev = env.hash
         first = envelopes[0]
         strategy = str(first.payload.get("strategy", "?"))
         task = str((first.payload.get("task") or {}).get("competition_id", "?"))
@@ -378,7 +345,7 @@ class SQLiteEventStore:
                 raise RunExists(f"run {run_id} already exists in {self.path}")
             self.conn.execute(
                 "INSERT INTO runs(run_id, created_at, strategy, task, status, head_seq, head_hash) VALUES (?,?,?,?,?,?,?)",
-                (run_id, first.recorded_at, strategy, task, _status_of(envelopes[-1].type), envelopes[-1].seq,
+                (run_id, first.recorded_at, strategy, task, status_of(envelopes[-1].type), envelopes[-1].seq,
                  envelopes[-1].hash),
             )
             self.conn.executemany(
@@ -431,15 +398,3 @@ def _envelope(row: tuple, payload: dict) -> Envelope:
     object.__setattr__(env, "__pydantic_extra__", None)
     object.__setattr__(env, "__pydantic_private__", None)
     return env
-
-
-def _status_of(last_type: str) -> str:
-    return {"RunCompleted": "completed", "RunFailed": "failed"}.get(last_type, "stopped")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        proc = psutil.Process(pid)
-        return proc.status() != psutil.STATUS_ZOMBIE
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return False

@@ -1,0 +1,37 @@
+"""Run leases: one live driver per run. A lease held by a dead process or past its expiry is
+taken over; a live one is refused, naming the holder so the user knows whom to stop."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import time
+import uuid
+
+import psutil
+
+from store.base import LeaseHeld
+
+
+def take_lease(conn: sqlite3.Connection, run_id: str, ttl_s: float) -> str:
+    """Inside the caller's write transaction: take the run's lease or raise LeaseHeld."""
+    host = socket.gethostname()
+    row = conn.execute("SELECT pid, host, expires_at FROM leases WHERE run_id=?", (run_id,)).fetchone()
+    if row is not None:
+        pid, holder_host, expires_at = row
+        # A holder on this host whose process is gone cannot renew: no need to wait for expiry.
+        alive = time.time() < expires_at and not (holder_host == host and not pid_alive(pid))
+        if alive:
+            raise LeaseHeld(run_id, pid, holder_host)
+    token = uuid.uuid4().hex
+    conn.execute("INSERT OR REPLACE INTO leases(run_id, token, pid, host, expires_at) VALUES (?,?,?,?,?)",
+                 (run_id, token, os.getpid(), host, time.time() + ttl_s))
+    return token
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
