@@ -21,18 +21,8 @@ from events.base import GENESIS_HASH, EffectResult, Envelope, NewEvent, canonica
 import events  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
 from store.jsonl import read_jsonl, status_of, write_jsonl
 from store.leases import take_lease
-from store.base import (
-    ChainProblem,
-    ConcurrencyError,
-    CorruptLog,
-    DatabaseLocked,
-    DuplicateResultError,
-    NotAnEngineDatabase,
-    RunExists,
-    RunInfo,
-    RunNotFound,
-    StoreError,
-)
+from store.base import (ChainProblem, ConcurrencyError, CorruptLog, DatabaseLocked, DuplicateResultError,
+                        NotAnEngineDatabase, RunExists, RunInfo, RunNotFound, StoreError)
 
 SCHEMA_VERSION = 1
 APP_MARKER = "mle-engine-event-store"
