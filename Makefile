@@ -22,7 +22,7 @@ demo: venv
 	$(ENGINE) runs --db $(DEMO_DB)
 
 test: venv
-	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q
+	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q --durations=15
 
 bench: venv
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_core.py
