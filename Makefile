@@ -5,6 +5,7 @@ PY     := $(VENV)/bin/python
 ENGINE := $(VENV)/bin/engine
 STAMP  := $(VENV)/.installed
 DEMO_DB := engine-runs/demo.db
+DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: venv demo test test-fast bench fixtures clean
 
@@ -18,8 +19,10 @@ $(STAMP): pyproject.toml
 
 # The main job on a bundled task with the offline builtin agent: no network, no API key.
 demo: venv
-	$(ENGINE) start --task breast-cancer --agent builtin --preset quick --db $(DEMO_DB) --run-id demo-$$(date +%s)
-	$(ENGINE) runs --db $(DEMO_DB)
+	$(ENGINE) start --task breast-cancer --agent builtin --preset quick --db $(DEMO_DB) --run-id $(DEMO_RUN)
+	$(ENGINE) grade $(DEMO_RUN) --db $(DEMO_DB)
+	$(ENGINE) report $(DEMO_RUN) --db $(DEMO_DB) -o engine-runs/$(DEMO_RUN)/report.html
+	@echo "report: engine-runs/$(DEMO_RUN)/report.html   audit: $(ENGINE) lineage $(DEMO_RUN) --db $(DEMO_DB)"
 
 test: venv
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q --durations=15
