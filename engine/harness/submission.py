@@ -3,11 +3,15 @@ against the task's sample submission."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 import os
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import structlog
 
 from events.core import SubmissionInfo
@@ -49,7 +53,9 @@ def get_submission_info(
     }
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _read_csv(path: Path) -> "pd.DataFrame":
+    import pandas as pd  # only when a submission is checked: the driver imports this module early
+
     # Everything as text: ids like "007" or 1.0 vs 1 must compare as written, not as parsed.
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
@@ -93,7 +99,7 @@ def check_submission(path: str | os.PathLike[str], sample_path: str | os.PathLik
     )
 
 
-def _compare_with_sample(frame: pd.DataFrame, sample: pd.DataFrame) -> list[str]:
+def _compare_with_sample(frame: "pd.DataFrame", sample: "pd.DataFrame") -> list[str]:
     problems: list[str] = []
     expected = [str(c) for c in sample.columns]
     actual = [str(c) for c in frame.columns]
