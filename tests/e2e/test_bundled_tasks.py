@@ -131,3 +131,20 @@ def test_time_limit_60_ends_within_90s_with_a_valid_submission(tmp_path):
     events = [json.loads(line) for line in ok(engine("log", "T", "--json", db=db)).splitlines() if line.strip()]
     assert any(e["type"] in ("FinalizeNow", "DeadlineHit", "PhaseSkipped") for e in events), \
         "the paper preset cannot finish in 60 s: the log must show the time limit acting"
+
+
+def test_evolve_merge_child_beats_all_its_sources(tmp_path):
+    """Issue "Evolutionary strategy", Must show: with the builtin agent and max_steps=30, a
+    completed run with a valid graded submission, and at least one merge whose child beats both
+    its primary and secondary sources on validation (iris, seed 1: node-19 and node-22)."""
+    db = tmp_path / "e.db"
+    summary = json.loads(ok(engine("start", "--task", "iris", "--strategy", "evolve", "--agent", "builtin",
+                                   "--set", "max_steps=30", "--seed", "1", "--run-id", "E", "--json", db=db)))
+    assert summary["status"] == "completed"
+    assert json.loads(ok(engine("grade", "E", "--json", db=db)))["valid_submission"] is True
+    events = [json.loads(line) for line in ok(engine("log", "E", "--type", "RunCompleted", "--json", db=db)).splitlines()]
+    result = events[0]["payload"]["result"]
+    assert result["dead_rate"] <= 0.3
+    winners = [m for m in result["merges"] if m["valid"] and all(
+        m["child_score"] < s for s in m["parent_scores"].values())]  # logloss: lower is better
+    assert winners, f"no merge beat all its sources: {result['merges']}"
