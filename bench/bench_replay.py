@@ -16,7 +16,6 @@ envelopes, the best of N timings of
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 import time

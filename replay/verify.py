@@ -70,7 +70,7 @@ def verify(log: Iterable[Envelope], make_react: Callable[[], React],
         for i in range(max(len(expected), len(produced))):
             rec = expected[i] if i < len(expected) else None
             new = produced[i] if i < len(produced) else None
-            rec_d = decision_record(rec.scope, rec.type, _current_payload(rec)) if rec else None
+            rec_d = decision_record(rec.scope, rec.type, current_payload(rec)) if rec else None
             new_d = decision_record(new.scope, new.event.type_name, new.event.payload()) if new else None
             if rec_d != _normalise(new_d):
                 seq = rec.seq if rec else (expected[-1].seq + 1 if expected else input_seq + 1)
@@ -95,17 +95,9 @@ def verify(log: Iterable[Envelope], make_react: Callable[[], React],
     return compare(), react
 
 
-def _current_payload(env: Envelope) -> dict[str, Any]:
+def current_payload(env: Envelope) -> dict[str, Any]:
     """A recorded decision's payload in the current schema: an old version is upcast first
     (as loading it would), so a log recorded before a schema change still replays."""
-    if env.version == event_class(env.type).version:
-        return env.payload
-    return env.event().payload()
-
-
-def _current_payload(env: Envelope) -> dict[str, Any]:
-    """The recorded payload in today's shape: old versions go through their upcasters, so a log
-    written before an event changed shape still compares equal to what the handlers decide now."""
     if env.version == event_class(env.type).version:
         return env.payload
     return env.event().payload()

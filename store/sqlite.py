@@ -18,7 +18,7 @@ from typing import IO, Iterator, Sequence
 
 
 from events.base import GENESIS_HASH, EffectResult, Envelope, NewEvent, canonical_json, chain_hash, event_class
-import events  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
+import events as _vocabulary  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
 from store.jsonl import read_jsonl, status_of, write_jsonl
 from store.leases import take_lease
 from store.base import (ChainProblem, ConcurrencyError, CorruptLog, DatabaseLocked, DuplicateResultError,

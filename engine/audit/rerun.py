@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from engine.audit.common import AuditError, kind_of
 from events.base import Envelope
+from replay.verify import current_payload  # old event versions compare in today's shape
 
 VOLATILE_KEYS = frozenset({"created_at", "recorded_at", "peak_rss_mb", "cpu_s"})
 RUN_DIR = "<run_dir>"
@@ -68,9 +69,7 @@ class Difference:
 
 
 def _record(env: Envelope, run_dir: str, strict: bool) -> dict[str, Any]:
-    from replay.verify import _current_payload  # old event versions compare in today's shape
-
-    return {"type": env.type, "scope": env.scope, "payload": normalise(_current_payload(env), run_dir, strict=strict)}
+    return {"type": env.type, "scope": env.scope, "payload": normalise(current_payload(env), run_dir, strict=strict)}
 
 
 def _run_dir(envelopes: list[Envelope]) -> str:

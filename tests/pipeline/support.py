@@ -13,23 +13,13 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from events.base import Event, NewEvent
 from events.core import (
     AgentCallCompleted,
-    AgentCallFailed,
     AgentCallRequested,
-    EffectCancelled,
-    EvaluationCompleted,
     EvaluationRequested,
     PhaseCompleted,
     PhaseStarted,
-    RunCompleted,
-    RunFailed,
-    RunStarted,
     SolutionEvaluated,
-    SolutionRecorded,
-    TimerFired,
-    TimerRequested,
 )
 from events.domain import (
     EvaluationResult,
@@ -40,11 +30,10 @@ from events.domain import (
     PipelineError,
     SolutionPhase,
     SolutionScript,
-    TaskDescription,
 )
 from handlers.pipeline import Phases, run_mle_star
-from handlers.runtime import Runtime, Workflow
-from tests.support.sim import SimRun, make_task, ok_result, simulate_clock  # noqa: F401 (re-exported)
+from handlers.runtime import Workflow
+from tests.support.sim import SimRun, ok_result, simulate_clock  # noqa: F401 (re-exported)
 
 Durations = Callable[[Any], float | None]
 

@@ -138,7 +138,7 @@ def render_data(spec: dict[str, Any], *, indent: str = "") -> str:
              'test_df = pd.read_csv("./input/test.csv")',
              'sample_sub = pd.read_csv("./input/sample_submission.csv")']
     for name in data.get("extra_train", []):
-        lines += [f"# Extra labelled rows shipped with the task: same columns as train.csv.",
+        lines += ["# Extra labelled rows shipped with the task: same columns as train.csv.",
                   f'train_df = pd.concat([train_df, pd.read_csv("./input/{name}")], ignore_index=True)']
     for join in data.get("extra_join", []):
         lines += [f"# Side table keyed by {join['key']}: joined onto both train and test rows.",
