@@ -88,11 +88,11 @@ def _progress_callback(enabled: bool):
     return on_commit, status
 
 
-def _drive_and_report(store: Any, run_id: str, *, json_out: bool, backend: Any = None) -> None:
+def _drive_and_report(store: Any, run_id: str, *, json_out: bool, backend: Any = None, checked: Any = None) -> None:
     show = sys.stderr.isatty() and not json_out
     on_commit, status = _progress_callback(show)
     try:
-        state = runs_mod.drive(store, run_id, backend=backend, on_commit=on_commit)
+        state = runs_mod.drive(store, run_id, backend=backend, on_commit=on_commit, checked=checked)
     finally:
         if status is not None:
             status.stop()
@@ -141,6 +141,7 @@ def start(
     except InputError as exc:
         fail(str(exc))
     backend = runs_mod.make_backend(agent, cfg, db=runs_mod.db_path(db))
+    checked = runs_mod.preflight(backend)  # a bad key or endpoint stops here, before the run exists
     store, path = _store(db, must_exist=False)
     new_id = runs_mod.create_run(store, db=path, task_spec=task, strategy=strategy,
                                  backend_name=getattr(backend, "record_name", agent), config=cfg, seed=seed,
@@ -150,7 +151,7 @@ def start(
         if note:
             err.print(note)
         err.print(f"run [bold]{new_id}[/] started ({strategy}, agent {getattr(backend, 'name', agent)})")
-    _drive_and_report(store, new_id, json_out=json_out, backend=backend)
+    _drive_and_report(store, new_id, json_out=json_out, backend=backend, checked=checked)
 
 
 @app.command()

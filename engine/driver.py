@@ -102,6 +102,7 @@ class Driver:
         self._t0 = 0.0
         self._agent_limit: anyio.CapacityLimiter | None = None
         self._eval_limit: anyio.CapacityLimiter | None = None
+        self.on_started: Callable[[], None] | None = None  # after DriverStarted, before any effect runs
 
     # --- time -------------------------------------------------------------------------------
 
@@ -119,6 +120,8 @@ class Driver:
             self._append([NewEvent(event=DriverStarted(
                 pid=os.getpid(), host=socket.gethostname(), resumed=self.state.driver_sessions > 0,
                 elapsed_s=self._base_elapsed), scope="driver")])
+            if self.on_started is not None:
+                self.on_started()
             cfg = self.state.config
             self._agent_limit = anyio.CapacityLimiter(cfg.get("max_concurrent_agent_calls", 4))
             self._eval_limit = anyio.CapacityLimiter(cfg.get("max_concurrent_evaluations", 2))
@@ -211,6 +214,10 @@ class Driver:
                 self._buffered.pop(d.event.effect_id, None)  # type: ignore[attr-defined]
                 if scope is not None:
                     scope.cancel()
+
+    def record(self, event: Any, scope: str) -> None:
+        """Append one bookkeeping event (e.g. spend an executor saw outside a result)."""
+        self._append([NewEvent(event=event, scope=scope)])
 
     def _append(self, batch: list[NewEvent]) -> None:
         envelopes = self.store.append(self.run_id, batch, expected_seq=self.state.last_seq)

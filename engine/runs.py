@@ -98,15 +98,12 @@ def gpu_info() -> dict[str, Any]:
         return {"cuda_available": False}
 
 
-def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBackend) -> Executors:
-    gpu = gpu_info()
+def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBackend,
+                   record: Callable[[Any, str], None] | None = None) -> Executors:
+    from engine.agent_executor import AgentExecutor
 
-    async def agent(request: AgentCallRequested, work_dir: Path):
-        s = driver_state()
-        ctx = AgentContext(run_id=s.run_id, run_dir=Path(s.run_dir), work_dir=work_dir,
-                           task=TaskDescription.model_validate(s.task), task_dir=Path(s.task_dir),
-                           config=PipelineConfig.model_validate(s.config), seed=s.seed, gpu_info=gpu)
-        return await backend.call(request, ctx)
+    gpu = gpu_info()
+    agent = AgentExecutor(driver_state, backend, gpu, record)
 
     async def evaluate(request: EvaluationRequested, code: str):
         from engine.harness.executor import EvalContext, run_evaluation
@@ -121,6 +118,12 @@ def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBack
         return await run_evaluation(request, code, ctx)
 
     return Executors(agent=agent, evaluate=evaluate)
+
+
+def preflight(backend: AgentBackend) -> Any:
+    """The backend's start-up check (if it has one): raises BackendUnavailable in seconds."""
+    check = getattr(backend, "preflight", None)
+    return anyio.run(check) if check is not None else None
 
 
 def create_run(store: SQLiteEventStore, *, db: Path, task: PreparedTask | None = None, task_spec: str | None = None,
@@ -158,16 +161,20 @@ def prepare_task(spec: str, dest: Path) -> PreparedTask:
 
 
 def drive(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None = None,
-          on_commit: Callable[[PipelineState], None] | None = None, handle_signals: bool = True) -> PipelineState:
+          on_commit: Callable[[PipelineState], None] | None = None, handle_signals: bool = True,
+          checked: Any = None) -> PipelineState:
     """Drive a run (new or resumed) until it ends or the driver is stopped."""
     return anyio.run(lambda: drive_async(store, run_id, backend=backend, on_commit=on_commit,
-                                         handle_signals=handle_signals))
+                                         handle_signals=handle_signals, checked=checked))
 
 
 async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None = None,
                       on_commit: Callable[[PipelineState], None] | None = None,
-                      handle_signals: bool = True) -> PipelineState:
-    """:func:`drive` for callers already inside an event loop (the library API)."""
+                      handle_signals: bool = True, checked: Any = None) -> PipelineState:
+    """:func:`drive` for callers already inside an event loop (the library API).
+
+    ``checked`` is the backend's start-up check if the caller already ran it (``engine start``
+    does, before the run exists); otherwise it runs here, before the driver takes the run."""
     # Only the first events (RunStarted: strategy, backend, config) and the last one (finished?) are
     # needed here; the driver reads and folds the whole log itself (reading it twice cost resumes).
     reader = store.read(run_id)
@@ -182,11 +189,28 @@ async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBac
     main = load_strategy(state.strategy)
     if backend is None:
         backend = make_backend(state.backend, PipelineConfig.model_validate(state.config), db=Path(store.path))
+    check = getattr(backend, "preflight", None)
+    if checked is None and check is not None:
+        checked = await check()
     holder: dict[str, Driver] = {}
-    executors = make_executors(lambda: holder["d"].state, backend)
+    executors = make_executors(lambda: holder["d"].state, backend, lambda e, scope: holder["d"].record(e, scope))
     driver = Driver(store, run_id, main=main, executors=executors, on_commit=on_commit,
                     handle_signals=handle_signals)
     holder["d"] = driver
+
+    def on_started() -> None:  # the driver holds the run now: what happened before it goes in
+        from engine.agent_executor import AgentExecutor
+        from events.spend import AgentSpendRecorded
+
+        agent = executors.agent
+        if isinstance(agent, AgentExecutor):
+            agent.record_lost_calls(Path(driver.state.run_dir) / "agents")
+        if checked is not None and getattr(checked, "cost_usd", None):
+            driver.record(AgentSpendRecorded(reason="preflight", backend=getattr(backend, "name", ""),
+                                             cost_usd=checked.cost_usd, detail="start-up check of the model API"),
+                          "driver")
+
+    driver.on_started = on_started
     final = await driver.run()
     store.set_status(run_id, final.status)
     return final

@@ -3,7 +3,7 @@ read (verified, exported, shown) without first loading the strategy that wrote i
 
 from importlib import import_module
 
-_MODULES = ("core", "phase1", "phase2", "phase3", "pipeline", "evolution")
+_MODULES = ("core", "phase1", "phase2", "phase3", "pipeline", "evolution", "spend")
 
 for _name in _MODULES:
     try:

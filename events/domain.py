@@ -126,7 +126,9 @@ class PipelineConfig(BaseModel):
     max_debug_attempts: int = Field(default=3, ge=1)
     max_budget_usd: float | None = Field(default=None, gt=0)
     phase_time_budget: PhaseTimeBudget | None = None
-    permission_mode: str = "bypassPermissions"
+    # dontAsk + the role's tools as the allow-list: runs unattended, also under root, where the
+    # Claude CLI refuses bypassPermissions.
+    permission_mode: str = "dontAsk"
     model: str = "sonnet"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_file: str | None = None
@@ -149,7 +151,7 @@ class PipelineConfig(BaseModel):
     @field_validator("permission_mode")
     @classmethod
     def _known_permission_mode(cls, value: str) -> str:
-        allowed = {"default", "acceptEdits", "plan", "bypassPermissions"}
+        allowed = {"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"}  # the SDK's PermissionMode
         if value not in allowed:
             raise ValueError(f"permission_mode must be one of {sorted(allowed)}")
         return value

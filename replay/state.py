@@ -66,6 +66,7 @@ class PipelineState:
     elapsed_seconds: float = 0.0
     accumulated_cost_usd: float = 0.0
     cost_by_scope: dict[str, float] = field(default_factory=dict)
+    unknown_cost_calls: int = 0  # calls cancelled or lost whose spend the backend could not tell
     phase2_path_statuses: dict[str, str] = field(default_factory=dict)
     phase_status: dict[str, str] = field(default_factory=dict)
     best_score_so_far: float | None = None
@@ -107,6 +108,9 @@ class PipelineState:
         if isinstance(elapsed, (int, float)) and elapsed > self.elapsed_seconds:
             self.elapsed_seconds = float(elapsed)
 
+    def cost_breakdown(self) -> dict[str, Any]:
+        return cost_breakdown_of(self.cost_by_scope, self.unknown_cost_calls)
+
     def summary(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
@@ -119,6 +123,7 @@ class PipelineState:
             "elapsed_seconds": round(self.elapsed_seconds, 3),
             "cost_usd": round(self.accumulated_cost_usd, 6),
             "cost_by_scope": {k: round(v, 6) for k, v in self.cost_by_scope.items()},
+            "cost_breakdown": self.cost_breakdown(),
             "agent_calls": self.agent_call_count,
             "evaluations": self.evaluation_count,
             "events": self.events,
@@ -127,6 +132,27 @@ class PipelineState:
             "submission_path": self.submission_path,
             "error": self.error,
         }
+
+
+def _phase_of(scope: str) -> str:
+    head = scope.split("/", 1)[0]
+    return {"phase1": "phase1", "phase2": "phase2", "phase3": "phase3", "final": "finalization"}.get(head, "other")
+
+
+def cost_breakdown_of(cost_by_scope: dict[str, float], unknown_cost_calls: int = 0) -> dict[str, Any]:
+    """REQ-OR-037: spend per phase, per Phase 2 path, and in total (scopes name the phase)."""
+    phases = {"phase1": 0.0, "phase2": 0.0, "phase3": 0.0, "finalization": 0.0, "other": 0.0}
+    per_path: dict[str, float] = {}
+    for scope, cost in sorted(cost_by_scope.items()):
+        phases[_phase_of(scope)] += cost
+        parts = scope.split("/")
+        if parts[0] == "phase2" and len(parts) > 1 and parts[1].startswith("path-"):
+            per_path[parts[1]] = per_path.get(parts[1], 0.0) + cost
+    breakdown: dict[str, Any] = {f"{name}_cost_usd": round(v, 6) for name, v in phases.items()}
+    breakdown["phase2_per_path_cost_usd"] = {k: round(v, 6) for k, v in per_path.items()}
+    breakdown["total_cost_usd"] = round(sum(phases.values()), 6)
+    breakdown["calls_with_unknown_cost"] = unknown_cost_calls
+    return breakdown
 
 
 def fold(envelopes: Iterable[Envelope], state: PipelineState | None = None) -> PipelineState:
@@ -178,6 +204,16 @@ def _result(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
             solution_id=req.payload.get("solution_id", "") if req else "",
             elapsed_s=p.get("elapsed_s", 0.0), score=result.get("score"), is_error=result.get("is_error", False),
         ))
+
+
+def _spend(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    """Spend without a recorded result (events/spend.py); unknown amounts are counted apart."""
+    cost = p.get("cost_usd")
+    if cost is None:
+        s.unknown_cost_calls += 1
+    elif cost:
+        s.accumulated_cost_usd += cost
+        s.cost_by_scope[env.scope] = s.cost_by_scope.get(env.scope, 0.0) + cost
 
 
 def _cancelled(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
@@ -267,6 +303,7 @@ _APPLY = {
     "RunCompleted": _run_completed,
     "RunFailed": _run_failed,
     "DriverStarted": _driver_started,
+    "AgentSpendRecorded": _spend,
     "DriverStopped": _driver_stopped,
     "Note": _note,
     **{t: _request for t in sorted(REQUEST_TYPES)},

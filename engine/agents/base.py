@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
 from events.domain import PipelineConfig, TaskDescription
@@ -27,6 +27,10 @@ class AgentContext:
     config: PipelineConfig
     seed: int
     gpu_info: dict[str, Any] = field(default_factory=dict)
+    budget_usd: float | None = None      # this call's share of the run budget (None: no budget)
+    time_limit_s: float | None = None    # wall-clock seconds the call may take (its phase deadline)
+    # Called when the engine cancels the call: (cost if the CLI reported one, tokens streamed).
+    on_abandoned: Callable[[float | None, dict[str, int]], None] | None = None
 
 
 AgentResult = AgentCallCompleted | AgentCallFailed

@@ -3,15 +3,21 @@
 Each call starts its own CLI session (the prompts of MLE-STAR are self-contained, and a fresh
 session per effect keeps calls independent, so resume can re-run any one of them). Per call:
 
-* options: model (config, else ``MLE_STAR_MODEL``, else "sonnet"), permission mode, the shared
-  system prompt (REQ-OR-007), the role's tools as both the available and the auto-allowed set
-  (REQ-OR-008), ``cwd`` = the call's working directory, the 14 agent definitions (REQ-OR-006),
-  JSON-schema output when the request has a schema, ``max_budget_usd``, and no user/project
-  settings (``setting_sources=[]``) so a stray ``.claude/`` directory cannot add hooks;
-* hooks: PreToolUse safety, PostToolUse progress, PostToolUseFailure logging (``hooks.py``);
-* result: text, the longest fenced code block, validated structured output, cost and usage
-  from the ``ResultMessage``; transient failures retried with 1/2/4 s backoff; every string
-  that leaves the backend is passed through the secret redactor.
+* the CLI is the one bundled in claude-agent-sdk, started through a launch script
+  (``claude_setup.py``): it and every process its tools start die with the engine, it sees only
+  the environment it needs, and with a sandbox it runs inside it;
+* options: model (config, else ``MLE_STAR_MODEL``, else "sonnet"); permission mode (default
+  ``dontAsk`` with the role's tools as the allow-list, which works under root); the shared system
+  prompt (REQ-OR-007) passed *by file* (a task description of any size fits); prompts delivered
+  verbatim (no ``@file`` expansion of third-party text); ``cwd`` = the call's working directory,
+  where ``input/`` holds the task's public data; the 14 agent definitions (REQ-OR-006); the two
+  MCP tools of REQ-OR-010; JSON-schema output when the request has a schema; the call's share of
+  the run budget as ``max_budget_usd`` (``budget.py``); no user/project settings;
+* hooks (``hooks.py``): PreToolUse safety that fails closed, PostToolUse progress and the phase
+  deadline (REQ-OR-034), PostToolUseFailure logging;
+* result: text, the longest fenced code block, validated structured output, cost and usage from
+  the ``ResultMessage``. Transient failures are retried with backoff inside a bounded window
+  (the CLI's own retries included); every string that leaves the backend is redacted.
 """
 
 from __future__ import annotations
@@ -26,10 +32,19 @@ import anyio
 import structlog
 
 from engine.agents.base import AgentContext, AgentResult
+from engine.agents.claude_setup import (
+    bundled_cli,
+    check_permission_mode,
+    cli_environment,
+    is_root,
+    kept_variables,
+    write_launch_script,
+)
 from engine.agents.errors import BackendUnavailable
 from engine.agents.hooks import DEFAULT_BLOCKED_PATTERNS, BashPolicy, CallHooks
+from engine.agents.mcp_tools import TOOL_NAMES, build_server
 from engine.agents.retry import DEFAULT_BACKOFF, Failure, Sleep, classify_error_result, classify_exception
-from engine.agents.secrets import Redactor, credential_env, detect_credentials
+from engine.agents.secrets import Redactor, detect_credentials
 from engine.agents.structured import MalformedOutput, validate_structured
 from events.agents import AgentConfig, agent_config_for, build_default_agent_configs
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
@@ -41,6 +56,10 @@ log = structlog.get_logger("engine.agents.claude")
 
 MODEL_ENV = "MLE_STAR_MODEL"
 _STDERR_KEEP = 50  # lines of CLI stderr kept for error messages
+#: How long one call may keep retrying transient API errors, all tries and waits together.
+RETRY_WINDOW_S = 300.0
+#: After the deadline hook asked the agent to stop, how long it gets to wrap up before it is killed.
+DEADLINE_GRACE_S = 30.0
 
 
 def resolve_model(config: PipelineConfig, env: Mapping[str, str]) -> str:
@@ -57,6 +76,22 @@ class _Attempt:
         self.result, self.failure = result, failure
 
 
+class _Stream:
+    """What the messages of one try said so far (kept for a cancelled or failed try)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.error: str | None = None
+        self.result: Any = None
+        self.tokens = {"input_tokens": 0, "output_tokens": 0}
+
+    def add_usage(self, usage: Mapping[str, Any] | None) -> None:
+        for key in self.tokens:
+            value = (usage or {}).get(key)
+            if isinstance(value, int):
+                self.tokens[key] += value
+
+
 class ClaudeBackend:
     name = "claude"
 
@@ -68,9 +103,11 @@ class ClaudeBackend:
         cli_path: str | Path | None = None,
         sleep: Sleep = anyio.sleep,
         backoff: tuple[float, ...] = DEFAULT_BACKOFF,
+        retry_window_s: float = RETRY_WINDOW_S,
         blocked_patterns: tuple[tuple[str, str], ...] = DEFAULT_BLOCKED_PATTERNS,
         session_store: Any | None = None,
         agent_configs: dict[Any, AgentConfig] | None = None,
+        sandbox: Any | None = None,
     ) -> None:
         source = os.environ if env is None else env
         credential = detect_credentials(source)
@@ -78,20 +115,28 @@ class ClaudeBackend:
             raise BackendUnavailable(
                 "the claude backend needs credentials: set ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN, "
                 "ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_USE_BEDROCK=1 / CLAUDE_CODE_USE_VERTEX=1), "
-                "or choose --backend builtin to run offline"
+                "or choose --agent builtin to run offline"
             )
+        self.sandbox = sandbox  # an object with ``agent_prefix(work_dir, extra_ro) -> list[str]`` or None
+        check_permission_mode(config.permission_mode, root=is_root(),
+                              cli_runs_unprivileged=bool(sandbox is not None and getattr(sandbox, "drops_root", False)))
         self.config = config
         self.credential = credential  # the variable's NAME, for the start-up message
         self.model = resolve_model(config, source)
-        self._cli_env = credential_env(source)
+        self._source_env = dict(source)
         self._redactor = Redactor.from_env(source)
-        self._cli_path = str(cli_path) if cli_path is not None else None
+        self._cli = str(cli_path) if cli_path is not None else None
         self._sleep = sleep
         self._backoff = tuple(backoff)
+        self._retry_window_s = retry_window_s
         self._blocked = blocked_patterns
         self._session_store = session_store
         self._configs = agent_configs or build_default_agent_configs()
         self._tool_failures: Counter[str] = Counter()
+
+    @property
+    def endpoint(self) -> str:
+        return self._source_env.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
 
     # --- options -------------------------------------------------------------------------
 
@@ -100,12 +145,42 @@ class ClaudeBackend:
 
         return {cfg.agent_type.value: AgentDefinition(**cfg.to_agent_definition()) for cfg in self._configs.values()}
 
-    def build_options(self, request: AgentCallRequested, ctx: AgentContext, hooks: CallHooks, stderr: list[str]) -> Any:
+    def _launch_for(self, work_dir: Path, tag: str, private: Path | None = None) -> tuple[str, dict[str, str]]:
+        """The launch script for one try and the CLI's environment. ``private`` holds the CLI's
+        config directory, home, prompts and launch scripts (default: beside ``work_dir``)."""
+        private = private or Path(work_dir) / ".claude-private"
+        env = cli_environment(self._source_env, config_dir=private / "config", home=private / "home")
+        (private / "home").mkdir(parents=True, exist_ok=True)
+        prefix: list[str] = []
+        if self.sandbox is not None:
+            prefix = list(self.sandbox.agent_prefix(Path(work_dir), [private]))
+        cli = self._cli or bundled_cli()
+        script = write_launch_script(private / "launch" / f"{tag}.sh", cli=cli, kept=kept_variables(env), prefix=prefix)
+        return str(script), env
+
+    def redact(self, text: str) -> str:
+        return self._redactor.text(text)
+
+    async def preflight(self) -> Any:
+        """One tiny request through the real CLI: bad credentials or endpoint fail in seconds."""
+        from engine.agents.preflight import check_claude
+
+        return await check_claude(self)
+
+    def build_options(self, request: AgentCallRequested, ctx: AgentContext, hooks: CallHooks, stderr: list[str],
+                      *, tag: str = "call", budget_usd: float | None = None) -> Any:
         from claude_agent_sdk import ClaudeAgentOptions
 
         role = agent_config_for(request.agent_type, request.variant, self._configs)
         tools = list(role.tools or [])
         system_prompt = request.system_prompt or render_system_prompt(ctx.task, ctx.gpu_info)
+        private = Path(ctx.run_dir) / "agents" / ".claude"
+        prompt_file = private / "prompts" / f"{tag}.md"
+        prompt_file.parent.mkdir(parents=True, exist_ok=True)
+        prompt_file.write_text(system_prompt, encoding="utf-8")
+        cli_path, env = self._launch_for(Path(ctx.work_dir), tag, private)
+        mcp = build_server(Path(ctx.work_dir)) if "Bash" in tools else None  # the roles that run code
+        allowed = tools + (list(TOOL_NAMES) if mcp else [])
 
         def keep_stderr(line: str) -> None:
             stderr.append(line)
@@ -114,31 +189,34 @@ class ClaudeBackend:
         return ClaudeAgentOptions(
             model=self.model,
             permission_mode=self.config.permission_mode,  # type: ignore[arg-type]
-            system_prompt=system_prompt,
+            system_prompt={"type": "file", "path": str(prompt_file)},
             tools=tools,
-            allowed_tools=tools,
+            allowed_tools=allowed,
             cwd=str(ctx.work_dir),
-            add_dirs=[str(ctx.task_dir)],
             agents=self._agent_definitions(),
             hooks=hooks.sdk_hooks(),  # type: ignore[arg-type]
+            mcp_servers=mcp or {},
             output_format={"type": "json_schema", "schema": request.output_schema} if request.output_schema else None,
-            max_budget_usd=self.config.max_budget_usd,
+            max_budget_usd=budget_usd if budget_usd is not None else self.config.max_budget_usd,
             max_turns=role.max_turns,
-            cli_path=self._cli_path,
+            cli_path=cli_path,
             setting_sources=[],
-            env=dict(self._cli_env),
+            env=env,
             stderr=keep_stderr,
             session_store=self._session_store,
+            verbatim_prompts=True,
         )
 
     # --- one call ------------------------------------------------------------------------
 
     async def call(self, request: AgentCallRequested, ctx: AgentContext) -> AgentResult:
         total_cost: float | None = None
-        attempts = len(self._backoff) + 1
         failure: Failure | None = None
-        for attempt in range(1, attempts + 1):
-            outcome = await self._attempt(request, ctx)
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome = await self._attempt(request, ctx, attempt)
             if outcome.result is not None:
                 cost = outcome.result.cost_usd
                 if total_cost is not None:  # earlier failed tries cost money too
@@ -148,58 +226,75 @@ class ClaudeBackend:
             assert failure is not None
             if failure.cost_usd is not None:
                 total_cost = (total_cost or 0.0) + failure.cost_usd
-            if not failure.transient or attempt == attempts:
+            if not failure.transient or attempt > len(self._backoff):
                 break
             delay = self._backoff[attempt - 1]
+            if time.monotonic() - started + delay > self._retry_window_s:
+                failure = Failure(failure.message + f" (retry window of {self._retry_window_s:g} s used up)",
+                                  transient=True, cost_usd=failure.cost_usd)
+                break
             log.warning("agent_call_retry", effect_id=request.effect_id, agent_type=request.agent_type,
                         attempt=attempt, delay_s=delay, error=self._redactor.text(failure.message)[:300])
             await self._sleep(delay)
-        assert failure is not None
-        prefix = f"gave up after {attempt} attempts: " if failure.transient and attempt > 1 else ""
+        spent = round(time.monotonic() - started, 1)
+        prefix = f"gave up after {attempt} attempts in {spent:g} s: " if failure.transient and attempt > 1 else ""
         log.error("agent_call_failed", effect_id=request.effect_id, agent_type=request.agent_type, attempts=attempt)
-        return AgentCallFailed(
-            effect_id=request.effect_id,
-            error=self._redactor.text(prefix + failure.message),
-            attempts=attempt,
-            cost_usd=total_cost,
-        )
+        return AgentCallFailed(effect_id=request.effect_id, error=self._redactor.text(prefix + failure.message),
+                               attempts=attempt, cost_usd=total_cost)
 
-    async def _attempt(self, request: AgentCallRequested, ctx: AgentContext) -> _Attempt:
+    async def _attempt(self, request: AgentCallRequested, ctx: AgentContext, attempt: int) -> _Attempt:
         from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, query
 
-        hooks = CallHooks(request.agent_type, request.effect_id, BashPolicy(Path(ctx.work_dir), self._blocked),
-                          failures=self._tool_failures)
+        policy = BashPolicy(Path(ctx.work_dir), self._blocked, read_roots=(Path(ctx.task_dir).resolve(),))
+        hooks = CallHooks(request.agent_type, request.effect_id, policy,
+                          failures=self._tool_failures, time_limit_s=ctx.time_limit_s)
         stderr: list[str] = []
-        texts: list[str] = []
-        assistant_error: str | None = None
-        result: Any = None
+        stream = _Stream()
         started = time.monotonic()
+        tag = f"{Path(ctx.work_dir).name}-{attempt}"
+        hard_limit = None if ctx.time_limit_s is None else ctx.time_limit_s + DEADLINE_GRACE_S
         try:
-            options = self.build_options(request, ctx, hooks, stderr)
-            async for message in query(prompt=request.prompt, options=options):
-                if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
-                    assistant_error = message.error or assistant_error
-                    chunk = "".join(b.text for b in message.content if isinstance(b, TextBlock))
-                    if chunk:
-                        texts.append(chunk)
-                elif isinstance(message, ResultMessage):
-                    result = message
+            options = self.build_options(request, ctx, hooks, stderr, tag=tag, budget_usd=ctx.budget_usd)
+            with anyio.fail_after(hard_limit):
+                async for message in query(prompt=request.prompt, options=options):
+                    if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                        stream.error = message.error or stream.error
+                        stream.add_usage(message.usage)
+                        chunk = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+                        if chunk:
+                            stream.texts.append(chunk)
+                    elif isinstance(message, ResultMessage):
+                        stream.result = message
+        except anyio.get_cancelled_exc_class():
+            # The engine cancelled the call (a phase ended): what it spent is reported, then it stops.
+            if ctx.on_abandoned is not None:
+                cost = getattr(stream.result, "total_cost_usd", None)
+                ctx.on_abandoned(float(cost) if cost is not None else None, dict(stream.tokens))
+            raise
+        except TimeoutError:
+            cost = getattr(stream.result, "total_cost_usd", None)
+            return _Attempt(failure=Failure(
+                f"the agent call ran past its time limit ({ctx.time_limit_s:g} s + {DEADLINE_GRACE_S:g} s grace) and "
+                f"was stopped; spend unknown ({stream.tokens['input_tokens']} input / "
+                f"{stream.tokens['output_tokens']} output tokens streamed)", transient=False,
+                cost_usd=float(cost) if cost is not None else None))
         except Exception as exc:  # the SDK's errors, and anything else: never raise to the engine
+            result = stream.result
             if result is not None and result.is_error:
-                return _Attempt(failure=classify_error_result(_result_dict(result)))
+                return _Attempt(failure=classify_error_result(_result_dict(result), stream.error))
             if result is not None:
                 # A complete answer arrived before the CLI failed on its way out: keep it.
                 log.warning("cli_failed_after_result", effect_id=request.effect_id, error=self._redactor.text(str(exc))[:300])
-                return self._completed(request, result, texts, hooks, time.monotonic() - started)
-            failure = classify_exception(exc)
-            transient = failure.transient or assistant_error in {"rate_limit", "server_error"}
+                return self._completed(request, result, stream.texts, hooks, time.monotonic() - started)
+            failure = classify_exception(exc, stream.error)
             detail = ("\nCLI stderr: " + "\n".join(stderr[-10:])) if stderr else ""
-            return _Attempt(failure=Failure(failure.message + detail, transient, failure.cost_usd))
+            return _Attempt(failure=Failure(failure.message + detail, failure.transient, failure.cost_usd))
+        result = stream.result
         if result is None:
             return _Attempt(failure=Failure("the CLI ended without a result message", transient=False))
         if result.is_error:
-            return _Attempt(failure=classify_error_result(_result_dict(result)))
-        return self._completed(request, result, texts, hooks, time.monotonic() - started)
+            return _Attempt(failure=classify_error_result(_result_dict(result), stream.error))
+        return self._completed(request, result, stream.texts, hooks, time.monotonic() - started)
 
     def _completed(self, request: AgentCallRequested, result: Any, texts: list[str], hooks: CallHooks,
                    wall_s: float) -> _Attempt:
@@ -216,6 +311,8 @@ class ClaudeBackend:
         usage.update(num_turns=result.num_turns, duration_api_ms=result.duration_api_ms)
         if hooks.denied:
             usage["denied_tool_uses"] = list(hooks.denied)
+        if hooks.stopped_for_deadline:
+            usage["stopped_for_deadline"] = True
         r = self._redactor
         completed = AgentCallCompleted(
             effect_id=request.effect_id,

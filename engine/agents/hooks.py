@@ -1,5 +1,10 @@
-"""SDK hooks for one agent call: safety (PreToolUse, REQ-OR-033), progress and tool-failure
-logging (PostToolUse / PostToolUseFailure, REQ-OR-031/035).
+"""SDK hooks for one agent call: safety (PreToolUse, REQ-OR-033), progress, the call's deadline
+and tool-failure logging (PostToolUse / PostToolUseFailure, REQ-OR-031/034/035).
+
+The safety hook fails closed: if the check itself raises, the tool use is denied. File tools
+that read (Read, Glob, Grep, NotebookRead) are confined to the working directory (where the
+task's data is ``./input``) so the agent is not pointed at anything else of the machine; the
+sandbox is what really isolates it, the hook is a second line.
 
 The safety decision itself (``BashPolicy.check``) is a plain function over the command text so
 it can be unit-tested without the SDK; the hook only wraps it in the CLI's deny envelope. The
@@ -39,6 +44,7 @@ _WRITES_ALL_ARGS = {"rm", "rmdir", "touch", "mkdir", "truncate", "chmod", "chown
 _WRITES_LAST_ARG = {"cp", "mv", "ln", "install", "rsync"}
 _REDIRECT = re.compile(r"(?:^|[^<>&\d])\d*(?:&)?>{1,2}\|?\s*([^\s;&|<>()]+)")
 _FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+_READ_TOOLS = {"Read": "file_path", "NotebookRead": "notebook_path", "Glob": "path", "Grep": "path", "LS": "path"}
 
 
 def _within(path: Path, roots: Sequence[Path]) -> bool:
@@ -52,6 +58,7 @@ class BashPolicy:
     work_dir: Path
     patterns: tuple[tuple[str, str], ...] = DEFAULT_BLOCKED_PATTERNS
     extra_write_roots: tuple[Path, ...] = (Path("/tmp"), Path("/dev/null"))
+    read_roots: tuple[Path, ...] = ()  # readable besides the working directory (the task's public data)
     _compiled: tuple[tuple[re.Pattern[str], str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -65,6 +72,15 @@ class BashPolicy:
     def _outside(self, raw: str, base: Path | None = None) -> bool:
         roots = (Path(os.path.normpath(self.work_dir)), *self.extra_write_roots)
         return not _within(self._resolve(raw, base), roots)
+
+    def _readable(self, raw: str) -> bool:
+        """Inside the working directory as written, and — links followed — still there or in the
+        task's public data (``input/`` may link to it; a link the agent made must lead nowhere else)."""
+        lexical = self._resolve(raw)
+        if not _within(lexical, (Path(os.path.normpath(self.work_dir)),)):
+            return False
+        real = Path(os.path.realpath(lexical))
+        return _within(real, (Path(os.path.realpath(self.work_dir)), *self.read_roots))
 
     def _write_targets(self, command: str) -> list[tuple[str, Path]]:
         """(target as written, directory it is relative to); ``cd`` moves the base along."""
@@ -111,6 +127,9 @@ class BashPolicy:
         key = _FILE_TOOLS.get(tool_name)
         if key and tool_input.get(key) and self._outside(str(tool_input[key])):
             return f"blocked {tool_name} outside the working directory: {tool_input[key]}"
+        key = _READ_TOOLS.get(tool_name)
+        if key and tool_input.get(key) and not self._readable(str(tool_input[key])):
+            return f"blocked {tool_name} outside the working directory: {tool_input[key]}"
         return None
 
 
@@ -147,10 +166,16 @@ class CallHooks:
     failures: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     denied: list[str] = field(default_factory=list)
+    time_limit_s: float | None = None
+    stopped_for_deadline: bool = False
 
     async def pre_tool_use(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        data = dict(hook_input or {})
-        reason = self.policy.check_tool(str(data.get("tool_name", "")), dict(data.get("tool_input") or {}))
+        data: dict[str, Any] = {}
+        try:
+            data = dict(hook_input or {})
+            reason = self.policy.check_tool(str(data.get("tool_name", "")), dict(data.get("tool_input") or {}))
+        except Exception as exc:  # fail closed: a check that cannot decide denies
+            reason = f"blocked: the safety check could not decide ({type(exc).__name__}: {exc})"
         if reason is None:
             return {}  # no opinion: the permission mode decides
         self.denied.append(reason)
@@ -162,12 +187,21 @@ class CallHooks:
         data = dict(hook_input or {})
         failure = _tool_failed(data.get("tool_response"))
         self._record(data, failure)
-        return {}
+        return self._deadline_check()
+
+    def _deadline_check(self) -> dict[str, Any]:
+        """REQ-OR-034: past the call's time limit, the agent is asked to stop after this tool."""
+        if self.time_limit_s is None or time.monotonic() - self.started < self.time_limit_s:
+            return {}
+        self.stopped_for_deadline = True
+        log.warning("agent_call_deadline", agent_type=self.agent_type, effect_id=self.effect_id,
+                    time_limit_s=self.time_limit_s)
+        return {"continue_": False, "stopReason": f"the phase deadline was reached ({self.time_limit_s:g} s)"}
 
     async def post_tool_use_failure(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         data = dict(hook_input or {})
         self._record(data, str(data.get("error") or "tool failed")[:500])
-        return {}
+        return self._deadline_check()
 
     def _record(self, data: dict[str, Any], failure: str | None) -> None:
         elapsed = round(time.monotonic() - self.started, 3)

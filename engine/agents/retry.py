@@ -38,8 +38,28 @@ def transient_text(text: str) -> bool:
     return bool(_TRANSIENT_TEXT.search(text or ""))
 
 
-def classify_exception(exc: BaseException) -> Failure:
+#: ``AssistantMessage.error`` values the CLI sets on the synthetic message of a failed turn.
+_PERMANENT_ERRORS = {"authentication_failed": "authentication failed (check the API key / token)",
+                     "billing_error": "billing error on the account", "model_not_found": "unknown model",
+                     "invalid_request": "invalid request"}
+_TRANSIENT_ERRORS = {"rate_limit", "server_error", "overloaded"}
+
+
+def _from_assistant_error(failure: Failure, assistant_error: str | None) -> Failure:
+    """Sharpen a failure with what the CLI's own message said about it."""
+    if assistant_error in _PERMANENT_ERRORS:
+        return Failure(f"{_PERMANENT_ERRORS[assistant_error]}: {failure.message}", False, failure.cost_usd)
+    if assistant_error in _TRANSIENT_ERRORS:
+        return Failure(failure.message, True, failure.cost_usd)
+    return failure
+
+
+def classify_exception(exc: BaseException, assistant_error: str | None = None) -> Failure:
     """Map an SDK exception to a ``Failure`` (imports the SDK lazily: engine-only)."""
+    return _from_assistant_error(_classify_exception(exc), assistant_error)
+
+
+def _classify_exception(exc: BaseException) -> Failure:
     from claude_agent_sdk import (
         CLIConnectionError,
         CLIJSONDecodeError,
@@ -69,8 +89,12 @@ def classify_exception(exc: BaseException) -> Failure:
     return Failure(f"{name}: {exc}", transient=transient_text(str(exc)) or "timeout" in str(exc).lower())
 
 
-def classify_error_result(data: dict[str, Any]) -> Failure:
+def classify_error_result(data: dict[str, Any], assistant_error: str | None = None) -> Failure:
     """A ``result`` message with ``is_error``: why the run ended and whether to retry."""
+    return _from_assistant_error(_classify_error_result(data), assistant_error)
+
+
+def _classify_error_result(data: dict[str, Any]) -> Failure:
     subtype = str(data.get("subtype") or "")
     errors = data.get("errors") or []
     text = "; ".join(str(e) for e in errors if e) or str(data.get("result") or "") or subtype or "unknown error"

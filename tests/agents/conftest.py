@@ -55,12 +55,12 @@ class FakeClaude:
 def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeClaude:
     launcher = tmp_path / "bin" / "claude"
     launcher.parent.mkdir()
-    # A launcher script made executable at test time: the SDK executes cli_path directly.
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLI}" "$@"\n')
-    launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     fake = FakeClaude(launcher, tmp_path / "script.json", tmp_path / "records")
-    monkeypatch.setenv("FAKE_CLAUDE_SCRIPT", str(fake.script_path))
-    monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(fake.record_dir))
+    # A launcher script made executable at test time: the SDK executes cli_path directly. The
+    # fake's settings are in the script because the engine hands the CLI only the variables it needs.
+    launcher.write_text(f'#!/bin/sh\nFAKE_CLAUDE_SCRIPT="{fake.script_path}" FAKE_CLAUDE_RECORD="{fake.record_dir}" '
+                        f'exec "{sys.executable}" "{FAKE_CLI}" "$@"\n')
+    launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     monkeypatch.setenv("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")
     return fake
 

@@ -7,6 +7,7 @@ these tests fail when a flag, the hook registration or the agent registration go
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,14 +54,16 @@ async def test_req_or_005_options_reach_the_cli_as_flags(fake_claude, ctx, secre
 
     assert isinstance(result, AgentCallCompleted), result
     assert fake_claude.flag("--model") == "sonnet"
-    assert fake_claude.flag("--permission-mode") == "bypassPermissions"
-    assert fake_claude.flag("--allowedTools") == "Bash,Edit,Write,Read"  # REQ-OR-008 coder tools
+    assert fake_claude.flag("--permission-mode") == "dontAsk"  # runs unattended, also as root
+    # REQ-OR-008 coder tools, plus the two MCP tools of REQ-OR-010
+    assert fake_claude.flag("--allowedTools") == "Bash,Edit,Write,Read,mcp__mle__parse_score,mcp__mle__list_data_files"
     assert fake_claude.flag("--tools") == "Bash,Edit,Write,Read"
     assert fake_claude.flag("--max-budget-usd") == "5.0"  # REQ-OR-028
     assert fake_claude.flag("--setting-sources") == ""  # no user/project settings (their hooks)
     assert fake_claude.flag("--input-format") == "stream-json"
     assert fake_claude.flag("--json-schema") is None  # coder replies in prose + code
-    system = fake_claude.flag("--system-prompt")
+    assert fake_claude.flag("--system-prompt") is None  # by file: a task description of any size fits
+    system = Path(fake_claude.flag("--system-prompt-file")).read_text()
     assert "Kaggle grandmaster" in system and "penguins" in system and "accuracy" in system  # REQ-OR-007
     assert "No GPU" in system
     assert fake_claude.records()[0]["cwd"] == str(ctx.work_dir)

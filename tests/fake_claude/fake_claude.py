@@ -47,6 +47,20 @@ def _expand(value: Any) -> Any:
     return value
 
 
+ROOT_REFUSAL = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+
+
+def refuse_root_bypass(argv: list[str]) -> None:
+    """What the real CLI does: under root, bypassPermissions is refused before anything else
+    (unless IS_SANDBOX=1 says the CLI runs in a sandbox), with this line and exit code 1."""
+    bypass = "--dangerously-skip-permissions" in argv or any(
+        a == "bypassPermissions" and i > 0 and argv[i - 1] == "--permission-mode" for i, a in enumerate(argv))
+    if bypass and hasattr(os, "geteuid") and os.geteuid() == 0 and os.environ.get("IS_SANDBOX") != "1":
+        sys.stderr.write(ROOT_REFUSAL + "\n")
+        sys.stderr.flush()
+        raise SystemExit(1)
+
+
 class Fake:
     def __init__(self) -> None:
         record_dir = Path(os.environ["FAKE_CLAUDE_RECORD"])
@@ -163,6 +177,7 @@ class Fake:
         self.send(message)
 
     def run(self) -> int:
+        refuse_root_bypass(sys.argv[1:])
         while True:
             message = self.read()
             if message is None:

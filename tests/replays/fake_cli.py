@@ -29,6 +29,7 @@ if str(REPO) not in sys.path:
 import tests.fake_claude.fake_claude as protocol  # noqa: E402
 from handlers.prompts.registry import ALL_TEMPLATES  # noqa: E402
 from tests.replays import canned  # noqa: E402
+from engine.agents.preflight import PREFLIGHT_PROMPT  # noqa: E402
 
 
 def _pattern(template: Any, tail: bool) -> tuple[re.Pattern[str], dict[str, str]]:
@@ -75,6 +76,7 @@ class CannedClaude(protocol.Fake):
         pass
 
     def run(self) -> int:
+        protocol.refuse_root_bypass(sys.argv[1:])
         prompt = None
         while prompt is None:
             message = self.read()
@@ -91,6 +93,13 @@ class CannedClaude(protocol.Fake):
         self.send({"type": "system", "subtype": "init", "session_id": protocol.SESSION_ID,
                    "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"init:{call}")),
                    "claude_code_version": "2.1.999", "model": "fake-model", "cwd": os.getcwd(), "tools": []})
+        if prompt == PREFLIGHT_PROMPT:  # the backend's start-up check
+            self.assistant([{"type": "text", "text": "ready"}])
+            self.result({"result": "ready", "total_cost_usd": 0.0001, "duration_ms": 300, "duration_api_ms": 250,
+                         "usage": {"input_tokens": 12, "output_tokens": 1}})
+            while self.read() is not None:
+                pass
+            return 0
         agent_type, variant, values = recognise(prompt)
         scenario = canned.SCENARIOS[os.environ.get("CANNED_SCENARIO", "default")]
         text, structured = canned.answer(agent_type, variant, values, effect_id=call, scenario=scenario)
