@@ -97,13 +97,13 @@ class AgentExecutor:
         sandboxed = getattr(getattr(self.backend, "sandbox", None), "binds_input", False)
         fresh_work_dir(work_dir, None if sandboxed else shared_input_dir(run_dir, task_dir))
         ledger = self.ledger()
+        scope = s.pending[request.effect_id].scope if request.effect_id in s.pending else "run"
         try:
-            cap = ledger.reserve(request.effect_id)
+            cap = ledger.reserve(request.effect_id, finalization=scope.split("/")[0] == "final")
         except BudgetExhausted as exc:
             log.warning("agent_call_refused", effect_id=request.effect_id, reason=str(exc))
             return AgentCallFailed(effect_id=request.effect_id, error=str(exc), attempts=0, cost_usd=0.0)
         settled = False
-        scope = s.pending[request.effect_id].scope if request.effect_id in s.pending else "run"
 
         def abandoned(cost: float | None, tokens: dict[str, int]) -> None:
             nonlocal settled

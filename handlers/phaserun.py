@@ -23,6 +23,19 @@ from handlers.runtime import Task, Workflow
 from handlers.timebudget import Window
 
 BUDGET_WARNING_FRACTION = 0.80
+# Finalization's reserve: the search phases stop before the budget is spent, so the calls that
+# turn the search into a submission fit inside the budget too. The engine's budget ledger
+# (engine/agents/budget.py) caps the calls of each side by the same rule.
+FINALIZATION_RESERVE_FRACTION = 0.10
+FINALIZATION_RESERVE_CALLS = 6  # finalization's usual calls: subsampling x2, test script, leak check, debug
+
+
+def search_budget_usd(limit_usd: float, spent_usd: float, agent_calls: int) -> float:
+    """What the search phases may spend: the budget less finalization's reserve — 10 % of it, or
+    six calls at the run's mean cost so far if that is more (but never more than half)."""
+    mean = spent_usd / agent_calls if agent_calls else 0.0
+    reserve = min(0.5 * limit_usd, max(FINALIZATION_RESERVE_FRACTION * limit_usd, FINALIZATION_RESERVE_CALLS * mean))
+    return limit_usd - reserve
 
 COMPLETED, FAILED, TIMED_OUT, BUDGET, SKIPPED = "completed", "failed", "timed_out", "budget_exhausted", "skipped"
 
@@ -82,7 +95,9 @@ class Ledger:
 
 
 class Limits:
-    """The budget watches (REQ-OR-029): a warning at 80 %, graceful shutdown at 100 %."""
+    """The budget watches (REQ-OR-029): a warning at 80 %, graceful shutdown when the search's
+    share is spent (``search_budget_usd``) — finalization keeps the rest, so the run ends within
+    its budget."""
 
     def __init__(self, wf: Workflow, ledger: Ledger) -> None:
         self.wf = wf
@@ -91,7 +106,7 @@ class Limits:
         self.exhausted_task: Task | None = None
         if self.limit_usd is not None:
             wf.spawn(self._warn_at(self.limit_usd * BUDGET_WARNING_FRACTION), name="budget-warning")
-            self.exhausted_task = wf.spawn(self._exhausted_at(self.limit_usd), name="budget-exhausted")
+            self.exhausted_task = wf.spawn(self._search_budget_spent(), name="budget-exhausted")
 
     @property
     def exhausted(self) -> bool:
@@ -104,9 +119,13 @@ class Limits:
         self.wf.record(Note(level="warning", message=f"{spent / self.limit_usd:.0%} of the budget "
                             f"(${self.limit_usd:.2f}) spent", data={"spent_usd": spent}))
 
-    async def _exhausted_at(self, amount: float) -> None:
-        spent = await self.wf.cost_reaches(amount)
+    async def _search_budget_spent(self) -> None:
         assert self.limit_usd is not None
+        while True:  # the reserve follows the mean cost of a call: look again at every new spend
+            spent = self.wf.cost_usd
+            if spent >= search_budget_usd(self.limit_usd, spent, self.wf.agent_calls):
+                break
+            await self.wf.cost_reaches(spent + 1e-9)
         self.wf.record(BudgetExhausted(spent_usd=spent, limit_usd=self.limit_usd, phase=self.ledger.current))
 
 

@@ -9,9 +9,10 @@
   with one line that says what to do.
 * **Environment.** The CLI gets the variables it needs to reach its model (credentials, the
   endpoint, a cloud provider's settings, proxies and certificates) and ours: no telemetry or
-  auto-update traffic, a bounded number of retries inside the CLI, its own config directory (a
-  user's ``~/.claude`` settings and hooks must not change what a run does), and credentials
-  scrubbed from the environment of the tools it runs.
+  auto-update traffic, a bounded number of retries inside the CLI, and its own config directory
+  (a user's ``~/.claude`` settings and hooks must not change what a run does). (The CLI's own
+  ``CLAUDE_CODE_SUBPROCESS_ENV_SCRUB`` would hide the key from its tools, but it requires the
+  CLI's own sandbox, which needs socat; our bwrap sandbox is what isolates the agent.)
 * **Launch script.** The SDK starts ``cli_path`` directly, so each call gets a small script
   that execs our launcher (``launcher.py``: the CLI and every tool process die with the engine,
   and only the allowed variables get through), optionally inside the sandbox, then the CLI.
@@ -58,7 +59,6 @@ _FIXED = {
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_ERROR_REPORTING": "1",
-    "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB": "1",
     "CLAUDE_CODE_MAX_RETRIES": str(CLI_MAX_RETRIES),
     "API_TIMEOUT_MS": str(CLI_REQUEST_TIMEOUT_MS),
 }

@@ -21,7 +21,7 @@ TOY_TASK = REPO / "tests" / "toy" / "task"
 TOY_STRATEGY = "tests.toy.strategy:main"
 TOY_AGENT = "tests.toy.strategy:EchoBackend"
 SLOW_AGENT = "tests.core.toy_variants:SlowEchoBackend"
-BOOKKEEPING = frozenset({"DriverStarted", "DriverStopped"})
+BOOKKEEPING = frozenset({"DriverStarted", "DriverStopped", "AgentSpendRecorded"})
 VOLATILE_FIELDS = frozenset({"elapsed_s", "duration_s"})
 
 
