@@ -130,7 +130,8 @@ class ClaudeBackend:
         self._backoff = tuple(backoff)
         self._retry_window_s = retry_window_s
         self._blocked = blocked_patterns
-        self._session_store = session_store
+        self._session_store = session_store  # None: each run keeps its transcripts in <run>/transcripts.db
+        self._run_stores: dict[Path, Any] = {}
         self._configs = agent_configs or build_default_agent_configs()
         self._tool_failures: Counter[str] = Counter()
 
@@ -157,6 +158,17 @@ class ClaudeBackend:
         cli = self._cli or bundled_cli()
         script = write_launch_script(private / "launch" / f"{tag}.sh", cli=cli, kept=kept_variables(env), prefix=prefix)
         return str(script), env
+
+    def _transcripts(self, run_dir: Path) -> Any:
+        """Where the SDK mirrors each call's transcript (every tool use and intermediate message):
+        beside the run's log, to audit what an agent did without bloating the events."""
+        if self._session_store is not None:
+            return self._session_store
+        if run_dir not in self._run_stores:
+            from engine.agents.session_store import SQLiteSessionStore
+
+            self._run_stores[run_dir] = SQLiteSessionStore(run_dir / "transcripts.db")
+        return self._run_stores[run_dir]
 
     def redact(self, text: str) -> str:
         return self._redactor.text(text)
@@ -203,7 +215,7 @@ class ClaudeBackend:
             setting_sources=[],
             env=env,
             stderr=keep_stderr,
-            session_store=self._session_store,
+            session_store=self._transcripts(Path(ctx.run_dir)),
             verbatim_prompts=True,
         )
 
