@@ -81,12 +81,20 @@ async def run_strategy(strategy: str, task: TaskInput, config: PipelineConfig | 
     path = runs_mod.db_path(db)
     path.parent.mkdir(parents=True, exist_ok=True)
     backend = _backend(agent, cfg, path)
+    checked = None
+    if getattr(backend, "preflight", None) is not None:  # a bad key or endpoint fails before the run exists
+        from engine.agents.errors import BackendUnavailable
+
+        try:
+            checked = await backend.preflight()
+        except BackendUnavailable as exc:
+            raise EnvironmentError(f"agent backend {agent!r} cannot run here: {exc}") from exc
     store = runs_mod.open_store(path, create=True)
     try:
         run_id = runs_mod.create_run(store, db=path, task=prepared, task_spec=spec, strategy=strategy,
                                      backend_name=getattr(backend, "record_name", agent), config=cfg, seed=seed,
                                      params=params)
-        state = await runs_mod.drive_async(store, run_id, backend=backend, handle_signals=False)
+        state = await runs_mod.drive_async(store, run_id, backend=backend, handle_signals=False, checked=checked)
         if state.status == "completed":
             return dict(state.result) | {"run_id": run_id}
         diagnostics: dict[str, Any] = {}
