@@ -94,8 +94,8 @@ class AgentExecutor:
     async def __call__(self, request: AgentCallRequested, work_dir: Path) -> AgentCallCompleted | AgentCallFailed:
         s = self._state()
         run_dir, task_dir = Path(s.run_dir), Path(s.task_dir)
-        sandboxed = getattr(getattr(self.backend, "sandbox", None), "binds_input", False)
-        fresh_work_dir(work_dir, None if sandboxed else shared_input_dir(run_dir, task_dir))
+        binds_input = getattr(self.backend, "binds_input", False)  # a sandbox shows ./input itself
+        fresh_work_dir(work_dir, None if binds_input else shared_input_dir(run_dir, task_dir))
         ledger = self.ledger()
         scope = s.pending[request.effect_id].scope if request.effect_id in s.pending else "run"
         try:

@@ -56,7 +56,7 @@ async def check_claude(backend: Any, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="engine-preflight-") as tmp:
         work = Path(tmp)
-        cli_path, env = backend._launch_for(work, "preflight")
+        cli_path, env, _ = backend._launch_for(work, "preflight")
         env = {**env, "CLAUDE_CODE_MAX_RETRIES": "0", "API_TIMEOUT_MS": str(int(timeout_s * 1000 * 0.8))}
         stderr: list[str] = []
         options = ClaudeAgentOptions(model=backend.model, permission_mode="dontAsk", tools=[], system_prompt="",
