@@ -158,14 +158,15 @@ class ClaudeBackend:
         return f"sandbox: bwrap ({net})"
 
     def _launch_for(self, work_dir: Path, tag: str, private: Path | None = None, *, task_dir: Path | None = None,
-                    prompt_file: Path | None = None, run_dir: Path | None = None) -> tuple[str, dict[str, str], Any]:
+                    prompt_file: Path | None = None, run_dir: Path | None = None,
+                    overrides: Mapping[str, str] | None = None) -> tuple[str, dict[str, str], Any]:
         """The launch script for one try and the CLI's environment. ``private`` (default: beside
         ``work_dir``) holds the CLI's home and the launch scripts, outside the agent's reach.
         The third value is the sandbox policy the CLI runs under (None: no sandbox)."""
         private = private or Path(work_dir).parent / f".{Path(work_dir).name}-private"
         protected = protected_paths(run_dir, task_dir) if run_dir is not None else []
         return self._launcher.script(work_dir=Path(work_dir), private=private, tag=tag, task_dir=task_dir,
-                                     prompt_file=prompt_file, protected=protected)
+                                     prompt_file=prompt_file, protected=protected, overrides=overrides)
 
     def _transcripts(self, run_dir: Path) -> Any:
         """Where the SDK mirrors each call's transcript (every tool use and intermediate message):

@@ -73,10 +73,12 @@ class AgentLauncher:
             self._relay = None
 
     def script(self, *, work_dir: Path, private: Path, tag: str, task_dir: Path | None,
-               prompt_file: Path | None, protected: list[str]) -> tuple[str, dict[str, str], Any]:
-        """(launch script path, the CLI's environment, the sandbox policy or None)."""
+               prompt_file: Path | None, protected: list[str], overrides: Mapping[str, str] | None = None,
+               ) -> tuple[str, dict[str, str], Any]:
+        """(launch script path, the CLI's environment, the sandbox policy or None). ``overrides``
+        change the CLI's settings for this call (e.g. no retries for the start-up check)."""
         home = private / "homes" / tag
-        env = cli_environment(self._source, config_dir=home / "config", home=home)
+        env = {**cli_environment(self._source, config_dir=home / "config", home=home), **(overrides or {})}
         if self.mode != "bwrap":
             path = write_launch_script(private / "launch" / f"{tag}.sh", cli=self.cli, kept=kept_variables(env))
             return str(path), env, None

@@ -10,6 +10,7 @@ do not stop the start: the endpoint answered, and calls retry those on their own
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from dataclasses import dataclass
@@ -55,9 +56,11 @@ async def check_claude(backend: Any, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) 
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="engine-preflight-") as tmp:
-        work = Path(tmp)
-        cli_path, env, _ = backend._launch_for(work, "preflight")
-        env = {**env, "CLAUDE_CODE_MAX_RETRIES": "0", "API_TIMEOUT_MS": str(int(timeout_s * 1000 * 0.8))}
+        os.chmod(tmp, 0o755)  # the sandboxed CLI runs as another uid: it must be able to get in
+        work = Path(tmp) / "work"
+        work.mkdir()
+        no_retries = {"CLAUDE_CODE_MAX_RETRIES": "0", "API_TIMEOUT_MS": str(int(timeout_s * 1000 * 0.8))}
+        cli_path, env, _ = backend._launch_for(work, "preflight", Path(tmp) / "private", overrides=no_retries)
         stderr: list[str] = []
         options = ClaudeAgentOptions(model=backend.model, permission_mode="dontAsk", tools=[], system_prompt="",
                                      max_turns=1, cwd=str(work), cli_path=cli_path, env=env, setting_sources=[],
