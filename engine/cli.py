@@ -128,12 +128,14 @@ def start(
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Name the run (default: generated)."),
     completion_order: bool = typer.Option(False, "--completion-order",
                                           help="Record results as they finish (faster, not reproducible)."),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox",
+                                          help="auto | bwrap | none: isolate evaluation scripts (default auto)."),
     json_out: bool = typer.Option(False, "--json"),
     db: Optional[Path] = DbOpt,
 ) -> None:
     """Start a run and drive it to the end."""
     cfg = build_config(preset=preset, config_file=config, overrides=set_,
-                       extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget})
+                       extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget, "sandbox": sandbox})
     from engine.validate import InputError, validate_start
 
     try:  # REQ-OR-002: bad task or config → exit 2, before the database or any event exists
