@@ -90,7 +90,7 @@ def bwrap_argv(policy: SandboxPolicy, *, bwrap: str, cwd: str, as_root: bool) ->
     if policy.private_tmp:
         if policy.limits.tmp_mb:
             args += ["--size", str(policy.limits.tmp_mb * 1024 * 1024)]
-        args += ["--tmpfs", "/tmp"]
+        args += ["--perms", "1777", "--tmpfs", "/tmp"]
         # POSIX semaphores and shared memory (multiprocessing, joblib) live in /dev/shm.
         if policy.limits.tmp_mb:
             args += ["--size", str(policy.limits.tmp_mb * 1024 * 1024)]
