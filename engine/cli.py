@@ -230,9 +230,19 @@ def verify(run_id: str, db: Optional[Path] = DbOpt) -> None:
     problem = store.verify_chain(run_id)
     if problem is None:
         out.print(f"OK: run {run_id}: {store.last_seq(run_id)} events, hash chain intact")
+        _print_sandbox_audit(store, run_id)
         return
     err.print(f"[red]TAMPERED[/]: run {run_id}: first bad event is seq {problem.seq}: {problem.reason}")
     raise typer.Exit(1)
+
+
+def _print_sandbox_audit(store: Any, run_id: str) -> None:
+    from engine.sandbox import audit_sandbox
+
+    audit = audit_sandbox(store.read(run_id))
+    style = "green" if audit.answers_unreachable else "yellow"
+    for line in audit.lines():
+        out.print(f"[{style}]{escape(line)}[/]", highlight=False, soft_wrap=True)
 
 
 @app.command()
