@@ -128,12 +128,14 @@ def start(
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Name the run (default: generated)."),
     completion_order: bool = typer.Option(False, "--completion-order",
                                           help="Record results as they finish (faster, not reproducible)."),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox",
+                                          help="auto | bwrap | none: isolate evaluation scripts (default auto)."),
     json_out: bool = typer.Option(False, "--json"),
     db: Optional[Path] = DbOpt,
 ) -> None:
     """Start a run and drive it to the end."""
     cfg = build_config(preset=preset, config_file=config, overrides=set_,
-                       extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget})
+                       extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget, "sandbox": sandbox})
     from engine.validate import InputError, validate_start
 
     try:  # REQ-OR-002: bad task or config → exit 2, before the database or any event exists
@@ -229,9 +231,19 @@ def verify(run_id: str, db: Optional[Path] = DbOpt) -> None:
     problem = store.verify_chain(run_id)
     if problem is None:
         out.print(f"OK: run {run_id}: {store.last_seq(run_id)} events, hash chain intact")
+        _print_sandbox_audit(store, run_id)
         return
     err.print(f"[red]TAMPERED[/]: run {run_id}: first bad event is seq {problem.seq}: {problem.reason}")
     raise typer.Exit(1)
+
+
+def _print_sandbox_audit(store: Any, run_id: str) -> None:
+    from engine.sandbox import audit_sandbox
+
+    audit = audit_sandbox(store.read(run_id))
+    style = "green" if audit.answers_unreachable else "yellow"
+    for line in audit.lines():
+        out.print(f"[{style}]{escape(line)}[/]", highlight=False, soft_wrap=True)
 
 
 @app.command()

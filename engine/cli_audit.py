@@ -62,6 +62,10 @@ def lineage_cmd(run_id: str = typer.Argument(..., help="The run whose submission
         sys.stdout.write(json.dumps(lineage.to_json(), indent=1, default=str) + "\n")
         return
     out.print(render_tree(lineage), highlight=False)
+    from engine.sandbox import audit_sandbox
+
+    for line in audit_sandbox(log.envelopes).lines():
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def report_cmd(run_id: str = typer.Argument(..., help="The run to report on."),

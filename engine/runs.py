@@ -98,8 +98,23 @@ def gpu_info() -> dict[str, Any]:
         return {"cuda_available": False}
 
 
+def sandbox_mode_for(config: PipelineConfig) -> str:
+    """The sandbox mode evaluations of a run get on this machine (``--sandbox``), or an
+    ``EngineError`` naming the package to install when bwrap is required but unusable."""
+    from engine.sandbox import SandboxUnavailable, resolve_mode
+
+    try:
+        return resolve_mode(config.sandbox)
+    except SandboxUnavailable as exc:
+        raise EngineError(str(exc)) from None
+
+
 def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBackend,
-                   record: Callable[[Any, str], None] | None = None) -> Executors:
+                   record: Callable[[Any, str], None] | None = None,
+                   protected: tuple[str, ...] = (), sandbox_mode: str = "none") -> Executors:
+    """``record`` appends a bookkeeping event (spend seen by the agent executor);
+    ``sandbox_mode``: bwrap|none (see ``sandbox_mode_for``); ``protected``: host paths no
+    evaluation may see (the database), besides the task's private answers."""
     from engine.agent_executor import AgentExecutor
 
     gpu = gpu_info()
@@ -114,7 +129,8 @@ def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBack
         cfg = PipelineConfig.model_validate(s.config)
         ctx = EvalContext(run_dir=Path(s.run_dir), task_dir=task_dir,
                           sample_submission=sample if sample.exists() else None,
-                          subsample_limit=cfg.subsample_limit, memory_limit_mb=cfg.memory_limit_mb, gpu_info=gpu)
+                          subsample_limit=cfg.subsample_limit, memory_limit_mb=cfg.memory_limit_mb, gpu_info=gpu,
+                          sandbox_mode=sandbox_mode, protected=protected)
         return await run_evaluation(request, code, ctx)
 
     return Executors(agent=agent, evaluate=evaluate)
@@ -140,6 +156,7 @@ def create_run(store: SQLiteEventStore, *, db: Path, task: PreparedTask | None =
             raise EngineError("a task is required (--task NAME|DIR)")
         task = prepare_task(task_spec, run_dir / "task")
     run_dir.mkdir(parents=True, exist_ok=True)
+    sandbox_notice = _resolve_sandbox(config)
     started = RunStarted(strategy=strategy, backend=backend_name, seed=seed, config=config.model_dump(mode="json"),
                          task=task.description, task_dir=str(task.public_dir.resolve()),
                          run_dir=str(run_dir.resolve()), deterministic_order=deterministic_order,
@@ -147,9 +164,38 @@ def create_run(store: SQLiteEventStore, *, db: Path, task: PreparedTask | None =
     decisions = Runtime(main).feed(started)
     store.create_run(run_id, strategy=strategy, task=task.label)
     store.append(run_id, [NewEvent(event=started, scope="run"),
-                          *[NewEvent(event=d.event, scope=d.scope, causation_seq=1) for d in decisions]],
+                          *[NewEvent(event=d.event, scope=d.scope, causation_seq=1) for d in decisions],
+                          NewEvent(event=sandbox_notice, scope="run", causation_seq=1)],
                  expected_seq=0)
     return run_id
+
+
+def _resolve_sandbox(config: PipelineConfig):
+    """Resolve ``--sandbox`` once, at the start, into a ``SandboxNotice`` (a warning when
+    scripts will run unsandboxed). The config keeps what the user asked for; the notice holds
+    the mode the run got, which a resume keeps (see ``recorded_sandbox_mode``)."""
+    from engine.sandbox import SandboxNotice, describe_resolution
+
+    mode = sandbox_mode_for(config)
+    level, message = describe_resolution(config.sandbox, mode)
+    return SandboxNotice(requested=config.sandbox, mode=mode, level=level, message=message)
+
+
+# The notice is appended with RunStarted's own decisions, so it is among the first events.
+_NOTICE_SEARCH_EVENTS = 500
+
+
+def recorded_sandbox_mode(store: Any, run_id: str, config: PipelineConfig) -> str:
+    """The sandbox mode a (resumed) run drives with: the one resolved at its start, required
+    again (a run that started under bwrap never continues unsandboxed), else ``--sandbox``."""
+    reader = store.read(run_id)
+    try:
+        for env in itertools.islice(reader, _NOTICE_SEARCH_EVENTS):
+            if env.type == "SandboxNotice":
+                return sandbox_mode_for(config.model_copy(update={"sandbox": env.payload["mode"]}))
+    finally:
+        reader.close()
+    return sandbox_mode_for(config)
 
 
 def prepare_task(spec: str, dest: Path) -> PreparedTask:
@@ -193,7 +239,11 @@ async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBac
     if checked is None and check is not None:
         checked = await check()
     holder: dict[str, Driver] = {}
-    executors = make_executors(lambda: holder["d"].state, backend, lambda e, scope: holder["d"].record(e, scope))
+    db_file = getattr(store, "path", None)
+    executors = make_executors(lambda: holder["d"].state, backend, lambda e, scope: holder["d"].record(e, scope),
+                               protected=(str(Path(db_file).resolve()),) if db_file else (),
+                               sandbox_mode=recorded_sandbox_mode(store, run_id,
+                                                                  PipelineConfig.model_validate(state.config)))
     driver = Driver(store, run_id, main=main, executors=executors, on_commit=on_commit,
                     handle_signals=handle_signals)
     holder["d"] = driver

@@ -248,12 +248,23 @@ class EvaluationRequested(EffectRequest):
 
 @register
 class EvaluationCompleted(EffectResult):
+    """v2 adds ``sandbox``: the policy the script ran under (``None``: not recorded, as in
+    every v1 log, or no script ran)."""
+
     type_name: ClassVar[str] = "EvaluationCompleted"
+    version: ClassVar[int] = 2
 
     result: EvaluationResult
     peak_rss_mb: float | None = None
     cpu_s: float | None = None
     submission: SubmissionInfo | None = None
+    sandbox: SandboxPolicy | None = None
+
+
+@upcaster("EvaluationCompleted", 1)
+def _evaluation_completed_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 results predate sandbox policies: what the script could see is unknown."""
+    return {**payload, "sandbox": None}
 
 
 # --- time and cancellation -------------------------------------------------------------------

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 
 class TaskType(str, Enum):
@@ -147,6 +147,9 @@ class PipelineConfig(BaseModel):
     max_concurrent_evaluations: int = Field(default=2, ge=1)
     memory_limit_mb: int | None = Field(default=None, ge=1)
     contamination_check: bool = False
+    # Isolation of evaluation scripts (engine/sandbox): bubblewrap when usable ("auto"),
+    # required ("bwrap") or off ("none"). A new run records the mode it resolved to.
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
 
     @field_validator("permission_mode")
     @classmethod
@@ -155,6 +158,15 @@ class PipelineConfig(BaseModel):
         if value not in allowed:
             raise ValueError(f"permission_mode must be one of {sorted(allowed)}")
         return value
+
+    @model_serializer(mode="wrap")
+    def _omit_unresolved_sandbox(self, handler):
+        # "auto" is the unresolved default: left out, a config dumps as it did before the
+        # setting existed, so logs recorded then still replay to the same decisions.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("sandbox") == "auto":
+            data.pop("sandbox")
+        return data
 
 
 class TaskDescription(BaseModel):

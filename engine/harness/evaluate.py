@@ -21,6 +21,8 @@ from events.domain import (
     is_improvement,
 )
 
+from engine.sandbox import Sandbox
+
 from .environment import build_execution_env
 from .output import DEFAULT_OUTPUT_LIMIT_BYTES
 from .process import KILL_GRACE_SECONDS, ProcessOutcome, run_process
@@ -66,10 +68,11 @@ async def evaluate_code(
     memory_limit_mb: float | None = None,
     output_limit_bytes: int = DEFAULT_OUTPUT_LIMIT_BYTES,
     kill_grace_seconds: float = KILL_GRACE_SECONDS,
+    sandbox: Sandbox | None = None,
 ) -> CodeEvaluation:
     """The REQ-EX-015 pipeline on a prepared directory: setup → clean ``final/`` → write →
     env → execute → result. A write_script rejection becomes an error result carrying the
-    rejection message (digest §12 trap 4), never an exception."""
+    rejection message (digest §12 trap 4), never an exception. ``sandbox``: see ``run_process``."""
     base = setup_working_directory(working_dir)
     clean_output_directory(base)
     try:
@@ -80,7 +83,7 @@ async def evaluate_code(
     outcome = await run_process(
         script_path, base, timeout_seconds, env if env is not None else build_execution_env(),
         memory_limit_mb=memory_limit_mb, output_limit_bytes=output_limit_bytes,
-        kill_grace_seconds=kill_grace_seconds,
+        kill_grace_seconds=kill_grace_seconds, sandbox=sandbox,
     )
     result = build_evaluation_result(outcome.raw)
     log.info("harness.evaluation.scored", path=script_path, exit_code=result.exit_code,

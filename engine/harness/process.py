@@ -15,6 +15,8 @@ import structlog
 from anyio.abc import ByteReceiveStream
 
 from events.domain import ExecutionRawResult
+from engine.sandbox import Sandbox
+from engine.sandbox.launcher import LAUNCHER_MARKER
 
 from .monitor import TreeMonitor
 from .output import DEFAULT_OUTPUT_LIMIT_BYTES, HARNESS_PREFIX, CappedBuffer
@@ -43,6 +45,7 @@ def memory_reason(limit_mb: int | float) -> str:
 # The child first waits on a pipe, then execs the script in the same process (same pid).
 # Without this gate a short script can exit, and be reaped by asyncio's child watcher, before
 # the monitor has looked at it even once, leaving its memory and CPU unmeasured.
+# Under a sandbox the launcher plays the gate's part (see ``_open_sandboxed``).
 _GATE = "import os, sys; fd = int(sys.argv[1]); os.read(fd, 1); os.close(fd); os.execv(sys.argv[2], sys.argv[2:])"
 
 
@@ -55,6 +58,28 @@ class ProcessOutcome:
     cpu_s: float
     kill_reason: str | None = None  # "timed out after N s" / "memory limit exceeded (N MB)"
     memory_exceeded: bool = False
+
+
+# How long bwrap may take to set the sandbox up before the script is let go unwatched.
+_LAUNCHER_WAIT_SECONDS = 10.0
+
+
+def _sandbox_env() -> dict[str, str]:
+    # bwrap and the launcher need nothing from the engine's environment; the script's own
+    # environment travels in the launcher's spec, so no secret reaches the sandbox's processes.
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+
+async def _await_launcher(monitor: TreeMonitor, proc) -> None:
+    """Wait until the monitor has seen the launcher inside the sandbox (it then waits on the
+    gate), so the script is watched from its first instruction: it execs in that process."""
+    with anyio.move_on_after(_LAUNCHER_WAIT_SECONDS):
+        while proc.returncode is None:
+            monitor.sample()
+            if monitor.find(LAUNCHER_MARKER):
+                return
+            await anyio.sleep(0.005)
+    log.warning("harness.exec.launcher_not_seen", pid=proc.pid)
 
 
 async def _drain(stream: ByteReceiveStream | None, sink: CappedBuffer) -> None:
@@ -102,6 +127,7 @@ async def run_process(
     kill_grace_seconds: float = KILL_GRACE_SECONDS,
     sample_interval: float = SAMPLE_INTERVAL_SECONDS,
     python: str | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ProcessOutcome:
     """Run ``python script_path`` in ``working_dir``, in its own session and process group.
 
@@ -114,6 +140,8 @@ async def run_process(
     * cancellation of the caller kills the tree before the cancellation propagates.
 
     ``python`` defaults to the interpreter running the engine, so scripts see its packages.
+    ``sandbox``: run the script under it (``Sandbox.command``): its policy's namespaces, binds,
+    rlimits and uid; ``env`` becomes the script's whole environment inside.
     """
     interpreter = python or sys.executable
     stdout_buf = CappedBuffer(output_limit_bytes)
@@ -121,12 +149,19 @@ async def run_process(
     log.info("harness.exec.start", path=str(script_path), cwd=str(working_dir), timeout=timeout_seconds)
     started = time.monotonic()
     gate_read, gate_write = os.pipe()
+    if sandbox is not None:
+        argv = sandbox.command([interpreter, str(script_path)], cwd=working_dir,
+                               env=dict(env if env is not None else os.environ), gate_fd=gate_read)
+        spawn_env: dict[str, str] | None = _sandbox_env()
+    else:
+        argv = [interpreter, "-I", "-S", "-c", _GATE, str(gate_read), interpreter, str(script_path)]
+        spawn_env = env
     try:
         proc = await anyio.open_process(
-            [interpreter, "-I", "-S", "-c", _GATE, str(gate_read), interpreter, str(script_path)],
+            argv,
             stdin=subprocess.DEVNULL,
             cwd=str(working_dir),
-            env=env,
+            env=spawn_env,
             start_new_session=True,
             pass_fds=(gate_read,),
         )
@@ -138,6 +173,8 @@ async def run_process(
     try:
         monitor = TreeMonitor(proc.pid)
         monitor.sample()
+        if sandbox is not None:
+            await _await_launcher(monitor, proc)
     finally:
         os.close(gate_write)  # opens the gate: the script starts now, already watched
     timed_out = False

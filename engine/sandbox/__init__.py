@@ -10,6 +10,7 @@
 
 from events.sandbox import Bind, SandboxLimits, SandboxMode, SandboxNotice, SandboxPolicy, SandboxRequest
 
+from .audit import SandboxAudit, audit_sandbox
 from .modes import (
     INSTALL_HINT,
     SandboxUnavailable,
@@ -33,7 +34,7 @@ from .policy import (
 from .sandbox import Sandbox, SandboxError
 
 __all__ = [
-    "INSTALL_HINT", "Bind", "Sandbox", "SandboxError", "SandboxLimits", "SandboxMode", "SandboxNotice",
+    "INSTALL_HINT", "Bind", "SandboxAudit", "audit_sandbox", "Sandbox", "SandboxError", "SandboxLimits", "SandboxMode", "SandboxNotice",
     "SandboxPolicy", "SandboxRequest", "SandboxUnavailable", "agent_policy", "build_policy",
     "bwrap_available", "bwrap_problem", "clear_probe_cache", "default_limits", "describe_resolution",
     "evaluation_policy", "gpu_devices", "private_answers_of", "python_binds", "resolve_mode",

@@ -160,7 +160,9 @@ def evaluation_policy(mode: SandboxMode, *, eval_dir: str | os.PathLike[str],
     """An evaluation: the task's public data read-only at ``<eval_dir>/input``, the evaluation
     directory writable, a private /tmp, the Python environment read-only, no network.
 
-    ``key`` names the sandbox (the effect id) and picks its uid when the engine is root.
+    ``key`` names the sandbox (run id and effect id) and picks its uid when the engine is root:
+    the same run writes the same policy wherever it runs, and concurrent evaluations get
+    different uids.
     """
     eval_abs = _abs(eval_dir)
     read_only = []
@@ -169,7 +171,7 @@ def evaluation_policy(mode: SandboxMode, *, eval_dir: str | os.PathLike[str],
     return build_policy(
         mode, cwd=eval_abs, read_only=read_only, writable=[same_path_bind(eval_abs)],
         limits=limits or default_limits(memory_mb=memory_mb, timeout_s=timeout_s),
-        uid=sandbox_uid(f"evaluation:{eval_abs}:{key}"), protected=protected,
+        uid=sandbox_uid(f"evaluation:{key}"), protected=protected,
     )
 
 
