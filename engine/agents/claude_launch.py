@@ -79,10 +79,11 @@ class AgentLauncher:
         change the CLI's settings for this call (e.g. no retries for the start-up check)."""
         home = private / "homes" / tag
         env = {**cli_environment(self._source, config_dir=home / "config", home=home), **(overrides or {})}
-        if self.mode != "bwrap":
+        from engine.sandbox import Sandbox, agent_policy, build_policy
+
+        if self.mode != "bwrap":  # recorded too: the log then shows this agent ran unsandboxed
             path = write_launch_script(private / "launch" / f"{tag}.sh", cli=self.cli, kept=kept_variables(env))
-            return str(path), env, None
-        from engine.sandbox import Sandbox, agent_policy
+            return str(path), env, build_policy("none", cwd=work_dir, network="host")
 
         secrets = [n for n in CREDENTIAL_VARS if n in env]
         inner_env = {k: v for k, v in env.items() if k not in secrets}

@@ -49,6 +49,13 @@ def test_quick_run_through_the_real_cli_completes_with_a_graded_submission(tmp_p
     breakdown = summary["cost_breakdown"]
     assert breakdown["phase1_cost_usd"] > 0 and len(breakdown["phase2_per_path_cost_usd"]) == 2  # REQ-OR-037
 
+    # The log proves what the agent's tools could see (issue 15: policy in the log).
+    policies = [e["sandbox"] for e in log if e["type"] == "AgentCallCompleted"]
+    assert all(p and p["mode"] == "bwrap" and p["network"] == "none" for p in policies)
+    verified = engine(["verify", "claude-e2e", "--db", str(db)], env)
+    assert verified.returncode == 0 and f"every agent call ({len(policies)}) ran under bwrap" in verified.stdout, \
+        verified.stdout + verified.stderr
+
     graded = engine(["grade", "claude-e2e", "--db", str(db), "--json"], env)
     assert graded.returncode == 0, graded.stdout + graded.stderr
     report = json.loads(graded.stdout[graded.stdout.index("{"):])
