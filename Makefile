@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 DEMO_DB := engine-runs/demo.db
 DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test test-fast bench fixtures clean
+.PHONY: venv demo test test-fast bench fixtures clean sandbox-deps
 
 venv: $(STAMP)
 
@@ -24,12 +24,28 @@ demo: venv
 	$(ENGINE) report $(DEMO_RUN) --db $(DEMO_DB) -o engine-runs/$(DEMO_RUN)/report.html
 	@echo "report: engine-runs/$(DEMO_RUN)/report.html   audit: $(ENGINE) lineage $(DEMO_RUN) --db $(DEMO_DB)"
 
-test: venv
+# Scripts run sandboxed with bubblewrap (Debian package `bubblewrap`); its tests must run, not
+# skip, so it is installed here when missing (as root with apt), else a clear message.
+sandbox-deps:
+	@if command -v bwrap >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing bubblewrap (apt-get) for the sandbox"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
+	  { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null; } || \
+	  { echo "make: could not install bubblewrap with apt-get" >&2; exit 1; }; \
+	else \
+	  echo "make: bubblewrap (bwrap) is missing; install the Debian package 'bubblewrap' (sudo apt-get install bubblewrap) and run make test again" >&2; \
+	  exit 1; \
+	fi
+
+test: venv sandbox-deps
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q --durations=15
 
-bench: venv
+bench: venv sandbox-deps
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_core.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_replay.py
+	PYTHONPATH=$(CURDIR) $(PY) bench/bench_sandbox.py
 
 # Re-record the replay fixtures (tests/replays/*.jsonl) after an intended behaviour change.
 fixtures: venv

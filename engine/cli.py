@@ -152,7 +152,11 @@ def start(
         note = getattr(backend, "selection_note", "")
         if note:
             err.print(note)
+        agent_sandbox = getattr(backend, "sandbox_description", "")
+        if agent_sandbox:
+            err.print(f"agent {agent_sandbox}", highlight=False)
         err.print(f"run [bold]{new_id}[/] started ({strategy}, agent {getattr(backend, 'name', agent)})")
+        _print_sandbox_warning(cfg)
     _drive_and_report(store, new_id, json_out=json_out, backend=backend, checked=checked)
 
 
@@ -235,6 +239,14 @@ def verify(run_id: str, db: Optional[Path] = DbOpt) -> None:
         return
     err.print(f"[red]TAMPERED[/]: run {run_id}: first bad event is seq {problem.seq}: {problem.reason}")
     raise typer.Exit(1)
+
+
+def _print_sandbox_warning(cfg: Any) -> None:
+    from engine.sandbox import describe_resolution
+
+    level, message = describe_resolution(cfg.sandbox, runs_mod.sandbox_mode_for(cfg))
+    if level == "warning":
+        err.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 def _print_sandbox_audit(store: Any, run_id: str) -> None:

@@ -37,7 +37,8 @@ class SandboxLimits(BaseModel):
     ``memory_mb`` is per process (RLIMIT_DATA) and, for evaluations, also the limit the
     harness enforces on the summed RSS of the whole process tree. ``processes`` counts the
     sandbox's own processes and threads (RLIMIT_NPROC, enforced because the code never runs as
-    root). ``tmp_mb`` is the size of the private ``/tmp``.
+    root). ``tmp_mb`` is the size of the private ``/tmp``; ``disk_mb`` the space the code may
+    use in its writable directory (watched by the harness; RLIMIT_FSIZE bounds each file).
     """
 
     model_config = _FROZEN
@@ -48,6 +49,7 @@ class SandboxLimits(BaseModel):
     cpu_seconds: int | None = None
     open_files: int | None = None
     tmp_mb: int | None = None
+    disk_mb: int | None = None
 
 
 class SandboxPolicy(BaseModel):

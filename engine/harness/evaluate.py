@@ -69,6 +69,7 @@ async def evaluate_code(
     output_limit_bytes: int = DEFAULT_OUTPUT_LIMIT_BYTES,
     kill_grace_seconds: float = KILL_GRACE_SECONDS,
     sandbox: Sandbox | None = None,
+    disk_limit_mb: float | None = None,
 ) -> CodeEvaluation:
     """The REQ-EX-015 pipeline on a prepared directory: setup → clean ``final/`` → write →
     env → execute → result. A write_script rejection becomes an error result carrying the
@@ -83,7 +84,7 @@ async def evaluate_code(
     outcome = await run_process(
         script_path, base, timeout_seconds, env if env is not None else build_execution_env(),
         memory_limit_mb=memory_limit_mb, output_limit_bytes=output_limit_bytes,
-        kill_grace_seconds=kill_grace_seconds, sandbox=sandbox,
+        kill_grace_seconds=kill_grace_seconds, sandbox=sandbox, disk_limit_mb=disk_limit_mb,
     )
     result = build_evaluation_result(outcome.raw)
     log.info("harness.evaluation.scored", path=script_path, exit_code=result.exit_code,

@@ -99,6 +99,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
             output_limit_bytes=ctx.output_limit_bytes,
             kill_grace_seconds=ctx.kill_grace_seconds,
             sandbox=sandbox,
+            disk_limit_mb=policy.limits.disk_mb,
         )
     finally:
         _drop_copied_inputs(eval_dir / "input")

@@ -42,6 +42,35 @@ def memory_reason(limit_mb: int | float) -> str:
     return f"memory limit exceeded ({format_seconds(limit_mb)} MB)"
 
 
+def disk_reason(limit_mb: int | float) -> str:
+    return f"disk limit exceeded ({format_seconds(limit_mb)} MB written in its directory)"
+
+
+# RLIMIT_FSIZE bounds one file; the total a script writes into its directory (many files) is
+# measured here, at most once per interval: a walk of a large tree is not free.
+DISK_CHECK_INTERVAL_SECONDS = 1.0
+
+
+def directory_usage_mb(root: str | os.PathLike[str]) -> float:
+    """Disk space used under ``root`` (allocated blocks, symlinks not followed)."""
+    total = 0
+    stack = [os.fspath(root)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    total += st.st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False) and not os.path.ismount(entry.path):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return total / (1024 * 1024)
+
+
 # The child first waits on a pipe, then execs the script in the same process (same pid).
 # Without this gate a short script can exit, and be reaped by asyncio's child watcher, before
 # the monitor has looked at it even once, leaving its memory and CPU unmeasured.
@@ -128,6 +157,7 @@ async def run_process(
     sample_interval: float = SAMPLE_INTERVAL_SECONDS,
     python: str | None = None,
     sandbox: Sandbox | None = None,
+    disk_limit_mb: float | None = None,
 ) -> ProcessOutcome:
     """Run ``python script_path`` in ``working_dir``, in its own session and process group.
 
@@ -142,6 +172,8 @@ async def run_process(
     ``python`` defaults to the interpreter running the engine, so scripts see its packages.
     ``sandbox``: run the script under it (``Sandbox.command``): its policy's namespaces, binds,
     rlimits and uid; ``env`` becomes the script's whole environment inside.
+    * disk: when the space used under ``working_dir`` passes ``disk_limit_mb`` the tree is
+      SIGKILLed and stderr ends with ``[harness] disk limit exceeded (N MB ...)``.
     """
     interpreter = python or sys.executable
     stdout_buf = CappedBuffer(output_limit_bytes)
@@ -179,12 +211,23 @@ async def run_process(
         os.close(gate_write)  # opens the gate: the script starts now, already watched
     timed_out = False
     memory_exceeded = False
+    disk_exceeded = False
     duration = 0.0
+    next_disk_check = time.monotonic()
 
     async def watch() -> None:
-        nonlocal memory_exceeded
+        nonlocal memory_exceeded, disk_exceeded, next_disk_check
         while True:
             monitor.sample()
+            if disk_limit_mb is not None and time.monotonic() >= next_disk_check:
+                used = await anyio.to_thread.run_sync(directory_usage_mb, working_dir)
+                next_disk_check = time.monotonic() + DISK_CHECK_INTERVAL_SECONDS
+                if used > disk_limit_mb:
+                    disk_exceeded = True
+                    log.warning("harness.exec.disk_limit", path=str(script_path), limit_mb=disk_limit_mb,
+                                used_mb=round(used, 1))
+                    await _kill_tree(monitor, proc)
+                    return
             if memory_limit_mb is not None and monitor.last_rss_mb > memory_limit_mb:
                 memory_exceeded = True
                 log.warning("harness.exec.memory_limit", path=str(script_path), limit_mb=memory_limit_mb,
@@ -227,6 +270,8 @@ async def run_process(
         kill_reason = timeout_reason(timeout_seconds)
     elif memory_exceeded:
         kill_reason = memory_reason(memory_limit_mb or 0)
+    elif disk_exceeded:
+        kill_reason = disk_reason(disk_limit_mb or 0)
     if kill_reason:
         stderr = _append_note(stderr, kill_reason)
     exit_code = -1 if timed_out else (proc.returncode if proc.returncode is not None else -1)

@@ -7,6 +7,7 @@
 * ``rlimits``: ``[[name, soft, hard], ...]`` set with setrlimit (``RLIMIT_NPROC`` etc.);
 * ``uid``/``gid``: when set (the engine runs as root), drop to them after the limits: a
   process that is not root cannot raise its limits again and RLIMIT_NPROC applies to it;
+* ``cwd``: the directory to run in, entered after the uid drop (as the code's own uid);
 * ``env``: the environment to run with, plus ``pass_env``: names copied from the launcher's
   own environment (secrets: their values never appear on a command line).
 
@@ -40,6 +41,12 @@ try:
 except OSError as exc:
     sys.stderr.write("[sandbox] cannot apply the sandbox limits: %s\\n" % exc)
     sys.exit(126)
+if spec.get("cwd"):
+    try:
+        os.chdir(spec["cwd"])
+    except OSError as exc:
+        sys.stderr.write("[sandbox] cannot enter the working directory: %s\\n" % exc)
+        sys.exit(126)
 env = dict(spec.get("env", {{}}))
 for name in spec.get("pass_env", []):
     if name in os.environ:
@@ -80,7 +87,7 @@ def rlimit_triples(*, memory_mb: int | None, processes: int | None, file_size_mb
 
 def launcher_argv(python: str, argv: Sequence[str], *, rlimits: list[list[object]], env: Mapping[str, str],
                   pass_env: Sequence[str] = (), uid: int | None = None, gid: int | None = None,
-                  gate_fd: int | None = None) -> list[str]:
+                  gate_fd: int | None = None, cwd: str | None = None) -> list[str]:
     spec = {"rlimits": rlimits, "env": dict(env), "pass_env": list(pass_env), "uid": uid, "gid": gid,
-            "gate": gate_fd}
+            "gate": gate_fd, "cwd": cwd}
     return [python, "-I", "-S", "-c", LAUNCHER_SOURCE, json.dumps(spec, separators=(",", ":")), *argv]

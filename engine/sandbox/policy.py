@@ -95,12 +95,14 @@ def gpu_devices() -> list[str]:
 
 def default_limits(*, memory_mb: int | None = None, timeout_s: float | None = None,
                    processes: int | None = None, file_size_mb: int | None = None,
-                   open_files: int | None = None, tmp_mb: int | None = None) -> SandboxLimits:
+                   open_files: int | None = None, tmp_mb: int | None = None,
+                   disk_mb: int | None = None) -> SandboxLimits:
     """Limits with concrete defaults, so the log shows the numbers that applied.
 
     * memory: the given value, else 80 % of physical memory;
     * processes: 16 per CPU, between 256 and 1024 (threads count too);
-    * file size: 8 GB per file; open files: 4096; private /tmp: 1 GB (it lives in memory);
+    * file size: 8 GB per file, 32 GB in all in its directory; open files: 4096; private
+      /tmp: 1 GB (it lives in memory);
     * CPU seconds: the wall-clock timeout times the CPUs, plus a minute: the timeout stays
       the real bound, this is the backstop when a timer cannot fire.
     """
@@ -121,6 +123,7 @@ def default_limits(*, memory_mb: int | None = None, timeout_s: float | None = No
         cpu_seconds=cpu_seconds,
         open_files=open_files if open_files is not None else 4096,
         tmp_mb=tmp_mb if tmp_mb is not None else 1024,
+        disk_mb=disk_mb if disk_mb is not None else 32768,
     )
 
 

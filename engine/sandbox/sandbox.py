@@ -95,11 +95,11 @@ class Sandbox:
                 full_env.update(USER="sandbox", LOGNAME="sandbox")
         uid = self.uid
         inner = launcher_argv(self._python, argv, rlimits=rlimits, env=full_env, pass_env=pass_env,
-                              uid=uid, gid=uid, gate_fd=gate_fd)
+                              uid=uid, gid=uid, gate_fd=gate_fd, cwd=os.path.abspath(os.fspath(cwd)))
         if policy.mode == "none":
             return inner
-        outer = bwrap_argv(policy, bwrap=self._bwrap_binary(), cwd=os.path.abspath(os.fspath(cwd)),
-                           as_root=self._as_root)
+        # bwrap itself starts in "/": the launcher enters ``cwd`` once it runs as the code's uid.
+        outer = bwrap_argv(policy, bwrap=self._bwrap_binary(), cwd="/", as_root=self._as_root)
         return [*outer, "--", *inner]
 
 

@@ -81,7 +81,8 @@ def test_quick_run_on_bundled_task_is_valid_and_auditable(task, tmp_path):
 VOLATILE = {"recorded_at", "elapsed_s", "duration_s", "duration_seconds", "total_duration_seconds",
             "peak_rss_mb", "cpu_s", "hash", "prev_hash", "pid", "host", "budget_s", "deadline_s",
             "remaining_s", "threshold_s", "durations", "duration_summary", "timeout_s", "path", "dir",
-            "submission_path", "run_dir", "task_dir", "usage"}
+            "submission_path", "run_dir", "task_dir", "usage",
+            "sandbox"}  # an evaluation's sandbox policy names the run's directories and the database
 
 
 def _volatile(key: str) -> bool:

@@ -21,7 +21,8 @@ from events.sandbox import SandboxLimits
 from .conftest import ANSWER, sandbox_survivors
 
 SECRET = ANSWER.splitlines()[1]
-LIMITS = SandboxLimits(memory_mb=512, processes=64, file_size_mb=20, cpu_seconds=120, open_files=256, tmp_mb=64)
+LIMITS = SandboxLimits(memory_mb=512, processes=64, file_size_mb=20, cpu_seconds=120, open_files=256, tmp_mb=64,
+                       disk_mb=100)
 
 
 def evaluate(world, code: str, *, name: str, timeout_s: float = 60, limits: SandboxLimits = LIMITS,
@@ -229,6 +230,35 @@ def test_filling_the_disk_past_the_file_limit_fails(world):
     assert "File too large" in done.result.stderr
     big = eval_dir_for(world.run_dir, "redteam/disk") / "big.bin"
     assert big.stat().st_size <= LIMITS.file_size_mb * 1024 * 1024
+
+
+def test_filling_the_disk_with_many_files_under_the_file_limit_is_stopped(world):
+    done = evaluate(world, """
+        import os
+        os.makedirs("junk", exist_ok=True)
+        chunk = b"x" * (1024 * 1024)
+        for i in range(5_000):  # 5 GB in 10 MB files, each under the 20 MB file limit
+            with open(f"junk/{i}.bin", "wb") as fh:
+                for _ in range(10):
+                    fh.write(chunk)
+        print("FILLED")
+    """, name="disk-many", timeout_s=120)
+    assert done.result.is_error and "FILLED" not in done.result.stdout
+    assert "[harness] disk limit exceeded (100 MB" in done.result.stderr
+    junk = eval_dir_for(world.run_dir, "redteam/disk-many") / "junk"
+    written = sum(p.stat().st_size for p in junk.iterdir()) / (1024 * 1024)
+    assert written < 100 + 400, f"{written:.0f} MB written before the kill"  # one check interval of writes
+
+
+def test_the_private_tmp_is_bounded(world):
+    done = evaluate(world, """
+        chunk = b"x" * (1024 * 1024)
+        for i in range(100):  # 1 GB in 10 MB files into a 64 MB /tmp
+            with open(f"/tmp/fill-{i}", "wb") as fh:
+                for _ in range(10):
+                    fh.write(chunk)
+    """, name="tmp-fill")
+    assert done.result.is_error and "No space left on device" in done.result.stderr
 
 
 def test_a_double_forked_daemon_does_not_outlive_its_evaluation(world):
