@@ -137,6 +137,16 @@ class ClaudeBackend:
     def endpoint(self) -> str:
         return self._source_env.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
 
+    @property
+    def base_url(self) -> str | None:
+        """The HTTP endpoint the CLI talks to (None: a cloud provider's own client does)."""
+        from engine.agents.api_relay import DEFAULT_UPSTREAM
+        from engine.agents.secrets import PROVIDER_FLAGS
+
+        if any(self._source_env.get(flag) for flag in PROVIDER_FLAGS):
+            return None
+        return self._source_env.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
+
     # --- options -------------------------------------------------------------------------
 
     def _agent_definitions(self) -> dict[str, Any]:

@@ -50,11 +50,35 @@ def _explain(backend: Any, kind: str, message: str) -> str:
     return f"cannot use the model API at {where}: {message.strip()[:200]}"
 
 
+async def _reachable(url: str, timeout_s: float) -> str | None:
+    """Why a TCP connection to ``url``'s host cannot be made (None: it can). The cheapest
+    answer to "is the endpoint there at all", before the CLI spends its own time on it."""
+    from engine.agents.api_relay import Upstream
+
+    try:
+        upstream = Upstream.parse(url)
+    except ValueError as exc:
+        return str(exc)
+    try:
+        with anyio.fail_after(timeout_s):
+            stream = await anyio.connect_tcp(upstream.host, upstream.port)
+            await stream.aclose()
+    except (OSError, TimeoutError) as exc:
+        return f"cannot connect to {upstream.host}:{upstream.port} ({exc or type(exc).__name__})"
+    return None
+
+
 async def check_claude(backend: Any, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> PreflightResult:
     """Raise ``BackendUnavailable`` (one clear line) unless the CLI can reach its model."""
     from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ResultMessage, query
 
     started = time.monotonic()
+    base_url = backend.base_url
+    if base_url is not None:
+        problem = await _reachable(base_url, timeout_s / 3)
+        if problem is not None:
+            raise BackendUnavailable(f"cannot use the model API at {backend.endpoint}: {problem}; "
+                                     "check ANTHROPIC_BASE_URL and the network")
     with tempfile.TemporaryDirectory(prefix="engine-preflight-") as tmp:
         os.chmod(tmp, 0o755)  # the sandboxed CLI runs as another uid: it must be able to get in
         work = Path(tmp) / "work"
