@@ -4,6 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 ENGINE := $(VENV)/bin/engine
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test-extras
 DEMO_DB := engine-runs/demo.db
 DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
@@ -24,7 +25,12 @@ demo: venv
 	$(ENGINE) report $(DEMO_RUN) --db $(DEMO_DB) -o engine-runs/$(DEMO_RUN)/report.html
 	@echo "report: engine-runs/$(DEMO_RUN)/report.html   audit: $(ENGINE) lineage $(DEMO_RUN) --db $(DEMO_DB)"
 
-test: venv
+# What only the tests need beyond the demo: the optional backends' clients.
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,openai]'
+	touch $(TEST_STAMP)
+
+test: venv $(TEST_STAMP)
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q --durations=15
 
 bench: venv
