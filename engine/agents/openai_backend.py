@@ -39,7 +39,7 @@ from engine.agents.openai_tools import ToolBox, tool_specs
 from engine.agents.retry import DEFAULT_BACKOFF, Failure, Sleep
 from engine.agents.secrets import Redactor
 from engine.agents.structured import MalformedOutput, validate_structured
-from events.agents import agent_config_for, build_default_agent_configs
+from events.agents import CODE_TOOLS, READ_TOOLS, AgentType, agent_config_for, build_default_agent_configs
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
 from events.domain import PipelineConfig
 from handlers.prompts.extract import longest_fenced_block
@@ -54,6 +54,13 @@ DEADLINE_GRACE_S = 30.0
 REQUEST_TIMEOUT_S = 600.0
 DEFAULT_MAX_TURNS = 12  # a role without its own limit
 CLAUDE_DEFAULT_MODEL = PipelineConfig.model_fields["model"].default
+#: The evolution strategy's roles (handlers/evolution/prompts.py) are not MLE-STAR agent types:
+#: the ones that write a program get the coding tools, the judges read only, the profile
+#: rewriter works on text alone.
+EVOLUTION_TOOLS: dict[str, tuple[str, ...]] = {
+    "draft": tuple(CODE_TOOLS), "merge": tuple(CODE_TOOLS), "mutate": tuple(CODE_TOOLS),
+    "evo_debug": tuple(CODE_TOOLS), "debug": tuple(CODE_TOOLS), "review": tuple(READ_TOOLS), "profile_evolver": (),
+}
 
 
 def _flag(value: str | None, default: bool) -> bool:
@@ -190,15 +197,21 @@ class OpenAIBackend:
 
     def _conversation(self, client: Any, request: AgentCallRequested, ctx: AgentContext, attempt: int,
                       deadline: float | None) -> Conversation:
-        role = agent_config_for(request.agent_type, request.variant, self._configs)
-        specs = tool_specs(role.tools) if self.features.tools else []
+        agent_type = str(getattr(request.agent_type, "value", request.agent_type))
+        if agent_type in AgentType._value2member_map_:
+            role = agent_config_for(agent_type, request.variant, self._configs)
+            role_tools, max_turns, schema_model = list(role.tools or []), role.max_turns, role.output_schema
+        elif agent_type in EVOLUTION_TOOLS:
+            role_tools, max_turns, schema_model = list(EVOLUTION_TOOLS[agent_type]), None, None
+        else:
+            raise ValueError(f"the openai backend has no role {agent_type!r}")
+        specs = tool_specs(role_tools) if self.features.tools else []
         toolbox = None
         if specs:
             work = ctx.work_dir
             roots = ((work / "input").resolve(), ctx.task_dir.resolve())
             toolbox = ToolBox(work, roots, self.redact,
                               deadline=lambda: None if deadline is None else max(0.0, deadline - time.monotonic()))
-        schema_model = role.output_schema
         validate = None
         if request.output_schema:
             def validate(parsed: Any, text: str) -> Any:
@@ -207,7 +220,7 @@ class OpenAIBackend:
                 except MalformedOutput as exc:
                     raise ValueError(str(exc)) from None
         conversation = Conversation(client, self.model, self.features, self.price,
-                                    max_turns=max(1, role.max_turns or DEFAULT_MAX_TURNS) if toolbox else 2,
+                                    max_turns=max(2, max_turns or DEFAULT_MAX_TURNS) if toolbox else 2,
                                     budget_usd=ctx.budget_usd,
                                     request_id=f"{ctx.run_id}:{request.effect_id}:{attempt}"[:512],
                                     toolbox=toolbox, schema=request.output_schema or None,
@@ -220,8 +233,11 @@ class OpenAIBackend:
         started = time.monotonic()
         hard_limit = None if ctx.time_limit_s is None else ctx.time_limit_s + DEADLINE_GRACE_S
         deadline = None if ctx.time_limit_s is None else started + ctx.time_limit_s
-        client = self.client()
-        conversation = self._conversation(client, request, ctx, attempt, deadline)
+        try:
+            client = self.client()
+            conversation = self._conversation(client, request, ctx, attempt, deadline)
+        except ValueError as exc:
+            return None, Failure(str(exc), transient=False)
         system = request.system_prompt or render_system_prompt(ctx.task, ctx.gpu_info)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": request.prompt}]
         try:

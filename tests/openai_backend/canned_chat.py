@@ -17,6 +17,7 @@ import threading
 
 from engine.agents.preflight import PREFLIGHT_PROMPT
 from tests.openai_backend.chat_api import Call, Exchange, Fail, Garbage, Reply, Text, Tools
+from tests.openai_backend.evolve_model import EvolutionAnswers, recognise_evolution
 from tests.replays import canned
 from tests.replays.fake_cli import recognise
 
@@ -29,7 +30,8 @@ def effect_of(exchange: Exchange) -> str:
 
 class CannedChatModel:
     def __init__(self, scenario: str = "default", *, explore: bool = False,
-                 fail_first: dict[int | str, int] | None = None) -> None:
+                 fail_first: dict[int | str, int] | None = None, evolution: EvolutionAnswers | None = None) -> None:
+        self.evolution = evolution
         self.scenario = canned.SCENARIOS[scenario]
         self.explore = explore
         self._failures = [status for status, n in (fail_first or {}).items() for _ in range(n)]
@@ -47,7 +49,8 @@ class CannedChatModel:
                 recognise(text)
                 return text
             except SystemExit:
-                continue
+                if self.evolution is not None and recognise_evolution(text) is not None:
+                    return text
         raise AssertionError(f"no prompt of ours in this request: {[t[:120] for t in texts]}")
 
     def __call__(self, exchange: Exchange) -> Reply:
@@ -61,7 +64,6 @@ class CannedChatModel:
                 if self._failures:
                     status = self._failures.pop(0)
                     return Garbage() if status == "garbage" else Fail(int(status), f"stand-in error {status}")
-        agent_type, variant, values = recognise(prompt)
         if self.explore and exchange.turn() == 0 and exchange.tool_names:
             if "run_command" in exchange.tool_names:
                 return Tools([Call("run_command", {"command": "ls input"})], content="Let me look at the data.")
@@ -70,10 +72,17 @@ class CannedChatModel:
         if self.explore and results and exchange.turn() == 1:
             with self._lock:
                 self.explored.append(results[0])
-        text, structured = canned.answer(agent_type, variant, values, effect_id=effect_of(exchange),
-                                         scenario=self.scenario)
+        text, structured = self._answer(prompt, effect_of(exchange))
         if structured is None:
             return Text(text or "")
         if (exchange.body.get("response_format") or {}).get("type") == "json_schema":
             return Text(json.dumps(structured))
         return Text(f"{text or 'Here is the answer.'}\n\n```json\n{json.dumps(structured, indent=2)}\n```\n")
+
+    def _answer(self, prompt: str, effect_id: str) -> tuple[str, dict | None]:
+        evolution = recognise_evolution(prompt) if self.evolution is not None else None
+        if evolution is not None:
+            assert self.evolution is not None
+            return self.evolution.answer(*evolution, effect_id)
+        agent_type, variant, values = recognise(prompt)
+        return canned.answer(agent_type, variant, values, effect_id=effect_id, scenario=self.scenario)

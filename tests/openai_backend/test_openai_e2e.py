@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from engine.tasks import resolve_task
 from tests.openai_backend.canned_chat import CannedChatModel
+from tests.openai_backend.evolve_model import EvolutionAnswers
 from tests.openai_backend.conftest import FAKE_KEY, MODEL, PRICES, engine, engine_env, events, summary_of
 
 pytestmark = pytest.mark.slow
@@ -61,7 +63,7 @@ def test_quick_mle_star_run_with_tools_and_json_schema_completes_and_replays(tmp
 def test_evolve_run_streaming_without_schema_support_completes(tmp_path, stand_in):
     """Streamed replies; a server that refuses JSON-schema response formats (JSON in the text is
     validated instead); no price table (cost unknown, tokens recorded)."""
-    model = CannedChatModel(explore=True)
+    model = CannedChatModel(explore=True, evolution=EvolutionAnswers(resolve_task("iris", tmp_path / "task").description))
     api = stand_in(model, expected_key=FAKE_KEY, json_schema=False)
     db = tmp_path / "runs" / "engine.db"
     env = engine_env(api.url, ENGINE_OPENAI_STREAM="1")
@@ -75,6 +77,7 @@ def test_evolve_run_streaming_without_schema_support_completes(tmp_path, stand_i
     completed = [e for e in log if e["type"] == "AgentCallCompleted"]
     assert all(e["cost_usd"] is None and e["usage"]["input_tokens"] > 0 and e["usage"]["cost_source"] == "unknown"
                for e in completed)
+    assert any(e["usage"].get("structured_output") == "json_in_text" for e in completed)  # the reviews
     assert all(ex.stream for ex in api.chat_calls() if ex.user_texts()[0] != "Reply with the single word: ready")
     graded = engine(["grade", "oa-evo", "--db", str(db), "--json"], env)
     assert graded.returncode == 0 and summary_of(graded.stdout)["valid_submission"], graded.stdout + graded.stderr
