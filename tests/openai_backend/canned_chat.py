@@ -30,8 +30,10 @@ def effect_of(exchange: Exchange) -> str:
 
 class CannedChatModel:
     def __init__(self, scenario: str = "default", *, explore: bool = False,
-                 fail_first: dict[int | str, int] | None = None, evolution: EvolutionAnswers | None = None) -> None:
+                 fail_first: dict[int | str, int] | None = None, evolution: EvolutionAnswers | None = None,
+                 leak_key: bool = False) -> None:
         self.evolution = evolution
+        self.leak_key = leak_key  # echo the key the request carried (a careless proxy or model)
         self.scenario = canned.SCENARIOS[scenario]
         self.explore = explore
         self._failures = [status for status, n in (fail_first or {}).items() for _ in range(n)]
@@ -73,6 +75,9 @@ class CannedChatModel:
             with self._lock:
                 self.explored.append(results[0])
         text, structured = self._answer(prompt, effect_of(exchange))
+        if self.leak_key:
+            key = exchange.headers.get("authorization", "").removeprefix("Bearer ")
+            text = f"(the key I was called with: {key})\n{text or ''}"
         if structured is None:
             return Text(text or "")
         if (exchange.body.get("response_format") or {}).get("type") == "json_schema":
