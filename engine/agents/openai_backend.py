@@ -77,7 +77,7 @@ def resolve_openai_model(config: PipelineConfig, env: Mapping[str, str]) -> str:
     if named:
         return named
     raise BackendUnavailable("the openai backend needs a model name: set MLE_STAR_MODEL (e.g. "
-                             "MLE_STAR_MODEL=qwen2.5-coder:32b) or --set model=NAME")
+                             "MLE_STAR_MODEL=qwen2.5-coder:32b) or --set model=NAME, or choose --agent builtin to run offline")
 
 
 def openai_module() -> Any:
@@ -137,10 +137,11 @@ class OpenAIBackend:
 
     # --- start-up check --------------------------------------------------------------------
 
-    async def preflight(self, *, timeout_s: float = 30.0) -> Any:
+    async def preflight(self, *, timeout_s: float | None = None) -> Any:
         """One tiny request: a bad key, an unknown model or an unreachable endpoint stops the start."""
-        from engine.agents.preflight import PREFLIGHT_PROMPT, PreflightResult
+        from engine.agents.preflight import PREFLIGHT_PROMPT, PREFLIGHT_TIMEOUT_S, PreflightResult
 
+        timeout_s = PREFLIGHT_TIMEOUT_S if timeout_s is None else timeout_s
         started = time.monotonic()
         try:
             async with self.client() as client:

@@ -48,7 +48,7 @@ def classify(exc: BaseException, endpoint: str, model: str) -> Failure:
     status, message = _status_and_message(exc)
     message = message.strip()[:500]
     if isinstance(exc, openai.AuthenticationError) or status in (401, 403):
-        return Failure(f"authentication failed at {endpoint} (HTTP {status}): {message}; check OPENAI_API_KEY",
+        return Failure(f"authentication failed (HTTP {status}): {message} (the key in OPENAI_API_KEY, at {endpoint})",
                        transient=False)
     if isinstance(exc, openai.NotFoundError) or status == 404:
         return Failure(f"model {model!r} or the Chat Completions path is not available at {endpoint} "
@@ -71,7 +71,8 @@ def explain_for_start(failure: Failure, endpoint: str, model: str) -> str:
     """The one line ``engine start`` prints when the start-up check fails."""
     text = failure.message
     if text.startswith("authentication failed"):
-        return (f"the model API at {endpoint} rejected the key in OPENAI_API_KEY ({text[:200]}); "
+        reason = text.split(": ", 1)[-1].split(" (the key in")[0]
+        return (f"the model API at {endpoint} rejected the key in OPENAI_API_KEY ({reason[:200]}); "
                 "check the key, or choose --agent builtin to run offline")
     if "404" in text:
         return (f"model {model!r} is not served at {endpoint}; choose another with --set model=NAME or "

@@ -101,7 +101,8 @@ def select_backend(
             return BackendChoice(choice.backend, "openai",
                                  f"{choice.explanation[:-1]}; auto: no Claude credentials, {openai_var} is set)")
         return BackendChoice(_builtin(config, replay_source), "builtin",
-                             "backend: builtin (auto: no Claude or OpenAI credentials found; offline scikit-learn agent)")
+                             "backend: builtin (auto: no Claude credentials found and no OPENAI_API_KEY / OPENAI_BASE_URL; "
+                             "offline scikit-learn agent)")
     if name == "claude":
         from engine.agents.claude import ClaudeBackend
 
