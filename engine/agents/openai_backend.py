@@ -247,7 +247,10 @@ class OpenAIBackend:
                     text, structured = await conversation.run(messages)
         except anyio.get_cancelled_exc_class():
             if ctx.on_abandoned is not None:  # the engine cancelled the call: say what it spent
-                ctx.on_abandoned(conversation.spend.cost(self.price), conversation.spend.tokens())
+                # A request still out when cancelled may have been billed: then the cost is unknown
+                # (the ledger keeps the call's whole cap as spent), with the tokens known so far.
+                spend = conversation.spend
+                ctx.on_abandoned(None if spend.in_flight else spend.cost(self.price), spend.tokens())
             raise
         except TimeoutError:
             return None, Failure(f"the agent call ran past its time limit ({ctx.time_limit_s:g} s + "

@@ -53,6 +53,7 @@ class Spend:
     streamed_chars: int = 0  # text received in the turn under way (for a cancelled call)
     last_prompt_tokens: int = 0
     last_completion_tokens: int = 0
+    in_flight: bool = False  # a request is out: what it costs is not known until it answers
 
     def cost(self, price: ModelPrice | None) -> float | None:
         if price is not None:
@@ -167,9 +168,13 @@ class Conversation:
                 self.structured_mode = "json_schema"
             elif self.schema is not None:
                 self.structured_mode = "json_in_text"
+            self.spend.in_flight = True
             try:
-                return await (self._streamed(kwargs) if self.features.stream else self._whole(kwargs))
+                reply = await (self._streamed(kwargs) if self.features.stream else self._whole(kwargs))
+                self.spend.in_flight = False
+                return reply
             except Exception as exc:
+                self.spend.in_flight = False
                 feature = unsupported_feature(exc, asked)
                 if feature is None:
                     raise

@@ -181,4 +181,6 @@ def test_a_cancelled_call_reports_what_it_spent(task, tmp_path, stand_in):
     anyio.run(main)
     assert len(abandoned) == 1
     cost, tokens = abandoned[0]
-    assert cost > 0 and tokens["input_tokens"] > 0
+    # The second request was out when the call was cancelled: its cost is unknown, so the whole
+    # call's is (the ledger keeps its cap as spent); the tokens of the finished turn are reported.
+    assert cost is None and tokens["input_tokens"] > 0
