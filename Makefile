@@ -4,6 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 ENGINE := $(VENV)/bin/engine
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test-extras
 DEMO_DB := engine-runs/demo.db
 DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
@@ -39,7 +40,12 @@ sandbox-deps:
 	  exit 1; \
 	fi
 
-test: venv sandbox-deps
+# What only the tests need beyond the demo: the optional backends' clients.
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,openai]'
+	touch $(TEST_STAMP)
+
+test: venv $(TEST_STAMP) sandbox-deps
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q --durations=15
 
 bench: venv sandbox-deps

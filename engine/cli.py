@@ -118,7 +118,7 @@ def _drive_and_report(store: Any, run_id: str, *, json_out: bool, backend: Any =
 def start(
     task: str = typer.Option(..., "--task", help="A bundled task name or a task directory."),
     strategy: str = typer.Option("mle-star", "--strategy", help="mle-star | evolve | module:function"),
-    agent: str = typer.Option("auto", "--agent", help="claude | builtin | replay:RUN_ID | auto | module:Attr"),
+    agent: str = typer.Option("auto", "--agent", help="claude | openai | builtin | replay:RUN_ID | auto | module:Attr"),
     preset: str = typer.Option("paper", "--preset", help="paper | quick"),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML/JSON file of settings."),
     set_: list[str] = typer.Option([], "--set", help="Override a setting: key=value (repeatable)."),

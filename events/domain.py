@@ -108,6 +108,16 @@ class PhaseTimeBudget(BaseModel):
         return self
 
 
+class ModelPrice(BaseModel):
+    """What one model costs, in US dollars per million tokens (for backends whose API does not
+    report a cost, e.g. OpenAI-compatible endpoints)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
 class PipelineConfig(BaseModel):
     """REQ-DM-001/002 plus the spec-09 extensions (REQ-OR-005/009/025/028/044/047).
 
@@ -130,6 +140,8 @@ class PipelineConfig(BaseModel):
     # Claude CLI refuses bypassPermissions.
     permission_mode: str = "dontAsk"
     model: str = "sonnet"
+    # Price table by model name; a model not listed has an unknown cost (usage still recorded).
+    model_prices: dict[str, ModelPrice] = Field(default_factory=dict)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     log_file: str | None = None
     # Evolution strategy fields; defaults from evolution-decisions.md. Ignored by mle-star.
