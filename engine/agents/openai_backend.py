@@ -116,6 +116,12 @@ class OpenAIBackend:
         self._retry_window_s = retry_window_s
         self._configs = build_default_agent_configs()
         openai_module()  # a missing extra is said at start, not at the first call
+        from engine.sandbox import SandboxUnavailable, resolve_mode
+
+        try:  # the run's --sandbox: where bubblewrap works, the model's commands run in it
+            self.sandbox_mode = resolve_mode(getattr(config, "sandbox", "auto"))
+        except SandboxUnavailable as exc:
+            raise BackendUnavailable(str(exc)) from None
 
     @property
     def endpoint(self) -> str:
@@ -212,7 +218,8 @@ class OpenAIBackend:
             work = ctx.work_dir
             roots = ((work / "input").resolve(), ctx.task_dir.resolve())
             toolbox = ToolBox(work, roots, self.redact,
-                              deadline=lambda: None if deadline is None else max(0.0, deadline - time.monotonic()))
+                              deadline=lambda: None if deadline is None else max(0.0, deadline - time.monotonic()),
+                              sandbox_mode=self.sandbox_mode)
         validate = None
         if request.output_schema:
             def validate(parsed: Any, text: str) -> Any:

@@ -10,9 +10,11 @@ ourselves, with the same confinement rules (``hooks.BashPolicy``):
   timeout (default 120 s, at most 600 s and never past the call's deadline), a scrubbed
   environment (no API keys: PATH, HOME = the working directory, LANG), and the same refusal of
   dangerous commands and of writes outside the working directory as the Claude backend.
-  This is confinement by convention, not isolation: until the bwrap sandbox (engine/sandbox)
-  is on main, the command runs as the engine's user. The output given back to the model is
-  truncated and redacted.
+  Where the run's sandbox is bwrap (the default wherever bubblewrap works) the command runs
+  inside it: the working directory writable, the task's public data read-only, no network, no
+  private answers, an unprivileged uid under root (engine/sandbox). With ``--sandbox none`` it
+  runs as the engine's user, confined by the checks above only. The output given back to the
+  model is truncated and redacted.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class ToolBox:
     read_roots: tuple[Path, ...]
     redact: Callable[[str], str]
     deadline: Callable[[], float | None] = lambda: None  # seconds left in the call, or None
+    sandbox_mode: str = "none"  # bwrap: commands run in the agent sandbox (engine/sandbox)
 
     def __post_init__(self) -> None:
         self.policy = BashPolicy(Path(self.work_dir), read_roots=tuple(Path(r).resolve() for r in self.read_roots))
@@ -151,7 +154,15 @@ class ToolBox:
             limit = max(1.0, min(limit, left))
         env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.defpath]),
                "HOME": str(self.work_dir), "LANG": os.environ.get("LANG", "C.UTF-8"), "PYTHONUNBUFFERED": "1"}
-        process = await anyio.open_process(["/bin/sh", "-c", command], cwd=str(self.work_dir), env=env,
+        argv = ["/bin/sh", "-c", command]
+        if self.sandbox_mode == "bwrap":
+            from engine.sandbox import Sandbox, agent_policy
+
+            env["HOME"] = "/tmp"
+            policy = agent_policy("bwrap", work_dir=self.work_dir, read_only=[str(r) for r in self.read_roots],
+                                  key=f"openai-tools:{self.work_dir}")
+            argv = Sandbox(policy).command(argv, cwd=self.work_dir, env=env)
+        process = await anyio.open_process(argv, cwd=str(self.work_dir), env=env,
                                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, start_new_session=True)
         chunks: list[bytes] = []
