@@ -5,19 +5,17 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from events.core import AgentCallCompleted, AgentCallFailed, Note
-from events.domain import AgentType, MetricDirection, SolutionScript, TaskDescription
+from events.domain import AgentType, SolutionScript
+from events.score import Score
 from handlers.prompts import build_request, extract_code_block
 from handlers.runtime import Workflow
 
 AgentReply = AgentCallCompleted | AgentCallFailed
 
 
-def task_of(wf: Workflow) -> TaskDescription:
-    return wf.start.task
-
-
-def direction_of(wf: Workflow) -> MetricDirection:
-    return wf.start.task.metric_direction
+def score_rule(wf: Workflow) -> Score:
+    """How this run's scores compare (the task's metric direction)."""
+    return Score(wf.start.task.metric_direction)
 
 
 async def ask(wf: Workflow, agent_type: AgentType | str, variables: Mapping[str, Any], *, name: str,

@@ -41,10 +41,10 @@ from typing import Any
 
 import events.phase2  # noqa: F401  (registers the Phase 2 event types with the strategy)
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
-from events.domain import (AgentType, CodeBlock, ExtractorOutput, Phase2Result, PipelineError, SolutionPhase,
-                           SolutionScript, is_improvement, is_improvement_or_equal)
+from events.domain import AgentType, CodeBlock, ExtractorOutput, Phase2Result, PipelineError, SolutionPhase, SolutionScript
+from events.score import Ties
 from events.phase2 import AblationSummarized, BlockExtracted, BlockExtractionFailed, OuterStepCompleted, PathFailed
-from handlers.common import AgentReply, ask, code_of, direction_of, info, warn, with_score
+from handlers.common import AgentReply, ask, code_of, info, score_rule, warn, with_score
 from handlers.evaluation import evaluate_with_retry
 from handlers.phase2_inner import (locate_block, past_deadline, path_budget_s, remaining_s, run_phase2_inner_loop,
                                    validate_code_block)
@@ -228,7 +228,7 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
                                 progress: PathProgress | None = None) -> Phase2Result:
     """REQ-P2O-019 in the scope of ``wf``. Never returns a worse solution than it received.
     ``progress`` (optional) is kept up to date for a caller that may cancel the loop."""
-    T, direction = wf.config.outer_loop_steps, direction_of(wf)
+    T, rule = wf.config.outer_loop_steps, score_rule(wf)
     s_t = s_final = initial_solution                                     # s_0, never mutated (P2O-043)
     h_best, best_id = initial_score, initial_solution.solution_id
     budget_s = path_budget_s(wf, deadline_s)                             # fixed at the start (see timeouts)
@@ -268,7 +268,7 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
                                                     budget_s=budget_s)
                 attempts = inner.attempts
                 # Compare scores, not inner.improved (strict): ties move s_t on (REQ-P2O-027).
-                if is_improvement_or_equal(inner.best_score, h_best, direction):
+                if rule.at_least(inner.best_score, h_best):
                     s_t = s_final = inner.best_solution
                     h_best, best_id = inner.best_score, inner.best_solution.solution_id
         if skip is not None:
@@ -325,7 +325,7 @@ async def run_phase2_path(wf: Workflow, path_index: int, solution: SolutionScrip
         result, failed = failed_path_result(solution, score, error), True
     pwf.record(PhaseCompleted(phase=pwf.scope, result={
         "failed": failed, "best_score": result.best_score, "best_solution_id": result.best_solution.solution_id,
-        "improved": is_improvement(result.best_score, score, direction_of(wf))}))
+        "improved": score_rule(wf).improves(result.best_score, score)}))
     return result
 
 
@@ -349,11 +349,8 @@ def phase2_result_json(result: Phase2Result) -> dict[str, Any]:
 
 def best_of(results: list[Phase2Result], wf: Workflow) -> Phase2Result:
     """The best path (the first of equals)."""
-    best = results[0]
-    for r in results[1:]:
-        if is_improvement(r.best_score, best.best_score, direction_of(wf)):
-            best = r
-    return best
+    best = score_rule(wf).best(results, lambda r: r.best_score, Ties.FIRST_WINS)
+    return best if best is not None else results[0]
 
 
 async def phase2_only(wf: Workflow) -> None:

@@ -33,11 +33,10 @@ from events.domain import (
     RefinementAttempt,
     SolutionPhase,
     SolutionScript,
-    is_improvement,
-    is_improvement_or_equal,
 )
+from events.score import usable
 from events.phase2 import RefinementAttempted
-from handlers.common import ask, code_of, direction_of, info, warn
+from handlers.common import ask, code_of, info, score_rule, warn
 from handlers.evaluation import evaluate_with_retry
 from handlers.prompts import extract_code_block
 from handlers.runtime import Workflow
@@ -168,7 +167,7 @@ async def run_phase2_inner_loop(
 ) -> InnerLoopResult:
     t = code_block.outer_step or 0
     K = wf.config.inner_loop_steps
-    direction = direction_of(wf)
+    rule = score_rule(wf)
     c_t, parent_id = code_block.content, solution.solution_id
     budget = path_budget_s(wf, deadline_s) if budget_s is None else budget_s
 
@@ -227,8 +226,8 @@ async def run_phase2_inner_loop(
             origin="refinement", parents=[parent_id],
             detail={"outer_step": t, "k": k, "plan": plan, "code_block": c_t},
         )
-        h_k = ev.score if ev.ok and ev.score == ev.score else None       # NaN is no score either
-        improved = h_k is not None and is_improvement_or_equal(h_k, best, direction)   # REQ-P2I-025/026
+        h_k = ev.score if ev.ok and usable(ev.score) else None           # NaN is no score either
+        improved = h_k is not None and rule.at_least(h_k, best)          # REQ-P2I-025/026
         if improved:
             info(wf, "inner best updated", outer_step=t, k=k, old=best, new=h_k)
             best_sol, best, best_id = ev.solution, h_k, ev.solution_id
@@ -236,7 +235,7 @@ async def run_phase2_inner_loop(
                solution_id=ev.solution_id)
 
     result = InnerLoopResult(best_solution=best_sol, best_score=best, attempts=attempts,
-                             improved=is_improvement(best, best_score, direction))    # strict (P2I-036)
+                             improved=rule.improves(best, best_score))    # strict (P2I-036)
     info(wf, "inner loop complete", outer_step=t, attempts=len(attempts),
          evaluated=sum(a.score is not None for a in attempts), best_score=best, best_solution_id=best_id,
          improved=result.improved)

@@ -33,21 +33,19 @@ Decisions where the specs leave room (each is tested):
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
 from events.domain import (
     AgentType,
     EnsembleAttempt,
-    MetricDirection,
     PipelineError,
     SolutionPhase,
     SolutionScript,
-    is_improvement_or_equal,
 )
+from events.score import Score, Ties, usable
 from events.phase3 import EnsemblePlanned, EnsembleRoundCompleted, EnsembleSelected, Phase3Outcome, RoundStatus
-from handlers.common import ask, code_of, direction_of, info, timeout_for, warn, with_score
+from handlers.common import ask, code_of, info, score_rule, timeout_for, warn, with_score
 from handlers.evaluation import Evaluated, evaluate_with_retry
 from handlers.runtime import Workflow
 
@@ -172,29 +170,23 @@ def settle(wf: Workflow, r: int, plan: str, score: float | None, status: RoundSt
     return EnsembleAttempt(plan=plan, score=score, solution=script)
 
 
-def best_index(scores: Sequence[float | None], direction: MetricDirection) -> int | None:
-    """REQ-P3-025: argbest over the non-None scores, the LAST of equal bests winning (the
+def best_index(scores: Sequence[float | None], rule: Score) -> int | None:
+    """REQ-P3-025: argbest over the usable scores, the LAST of equal bests winning (the
     pipeline's >= semantics). None when no score is usable."""
-    best: int | None = None
-    for i, score in enumerate(scores):
-        if score is None or math.isnan(score):
-            continue
-        if best is None or is_improvement_or_equal(score, scores[best], direction):  # type: ignore[arg-type]
-            best = i
-    return best
+    return rule.best_index(scores, Ties.LATER_WINS)
 
 
 def select_best(wf: Workflow, solutions: list[SolutionScript], attempts: list[EnsembleAttempt]) -> Phase3Outcome:
     """Line 9, or REQ-P3-026's fallback to the best input when every round failed; the
     returned score is always the chosen solution's own score (REQ-P3-035)."""
-    direction = direction_of(wf)
+    rule = score_rule(wf)
     R = len(attempts)
-    r_star = best_index([a.score for a in attempts], direction)
+    r_star = best_index([a.score for a in attempts], rule)
     if r_star is not None:
         best, score = attempts[r_star].solution, attempts[r_star].score
         fallback = False
     else:
-        i = best_index([s.score for s in solutions], direction)
+        i = best_index([s.score for s in solutions], rule)
         if i is None:
             raise PipelineError(f"Phase 3: all {R} ensemble attempts failed and no input solution has a score")
         warn(wf, f"Phase 3 ensemble: all {R} attempts failed; falling back to best input solution",
@@ -216,7 +208,7 @@ def select_best(wf: Workflow, solutions: list[SolutionScript], attempts: list[En
 
 def usable_score(ev: Evaluated) -> float | None:
     """The round's h(s_ens^r): None unless the script ran and printed a comparable score."""
-    if not ev.ok or ev.score is None or math.isnan(ev.score):
+    if not ev.ok or not usable(ev.score):
         return None
     return ev.score
 

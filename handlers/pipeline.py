@@ -50,10 +50,10 @@ from events.domain import (
     Phase3Result,
     PipelineError,
     SolutionScript,
-    is_improvement_or_equal,
 )
+from events.score import Ties
 from events.pipeline import DeadlineHit, FallbackUsed, FinalizeNow, PhaseSkipped
-from handlers.common import direction_of, warn
+from handlers.common import score_rule, warn
 from handlers.finalization import run_finalization
 from handlers.phase1 import run_phase1
 from handlers.phase2 import run_phase2
@@ -305,12 +305,9 @@ def failed_path(solution: SolutionScript, score: float, reason: str) -> Phase2Re
 
 
 def best_of(wf: Workflow, results: list[Phase2Result]) -> tuple[SolutionScript, float] | None:
-    """The best path result by ``is_improvement_or_equal`` (later paths win ties, REQ-OR-041)."""
-    best: tuple[SolutionScript, float] | None = None
-    for r in results:
-        if best is None or is_improvement_or_equal(r.best_score, best[1], direction_of(wf)):
-            best = (r.best_solution.model_copy(update={"score": r.best_score}), r.best_score)
-    return best
+    """The best path result by ``>=`` (later paths win ties, REQ-OR-041)."""
+    r = score_rule(wf).best(results, lambda r: r.best_score, Ties.LATER_WINS)
+    return None if r is None else (r.best_solution.model_copy(update={"score": r.best_score}), r.best_score)
 
 
 async def run_mle_star(wf: Workflow, phases: Phases) -> None:

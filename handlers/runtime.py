@@ -35,6 +35,7 @@ from events.core import (
     TimerRequested,
 )
 from events.domain import PipelineConfig, PipelineError, SolutionScript
+from events.score import Score, Ties
 from handlers.futures import Cancelled, Task, _Future, _Wake
 
 T = TypeVar("T")
@@ -264,13 +265,12 @@ class Workflow:
             self._track_best(event)
 
     def _track_best(self, event: SolutionEvaluated) -> None:
-        score = event.score
-        if score is None or score != score or not event.is_executable:
+        if not event.is_executable or event.score is None:
             return
         best = self._rt.best
-        maximize = self.start.task.metric_direction.value == "maximize"
-        if best is None or (score >= best[0] if maximize else score <= best[0]):
-            self._rt.best = (score, event.solution_id)
+        if Score(self.start.task.metric_direction).better(event.score, None if best is None else best[0],
+                                                         Ties.LATER_WINS):
+            self._rt.best = (event.score, event.solution_id)
 
     def best_so_far(self) -> tuple[SolutionScript, float] | None:
         """The best evaluated solution of the run so far (later ties win), for fallbacks."""
