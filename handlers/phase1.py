@@ -47,19 +47,20 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None) -> Phase1
     scores = [ev.score if ev.ok else None for ev in evaluated]
 
     ranked = rank_candidates(scores, rule)                                        # line 6 (π)
-    wf.record(CandidatesRanked(order=ranked, scores=[scores[i] for i in ranked],  # type: ignore[misc]
+    ranked_scores = [s for s in (scores[i] for i in ranked) if s is not None]    # all of them: π keeps scored ones
+    wf.record(CandidatesRanked(order=ranked, scores=ranked_scores,
                                excluded=[i for i, s in enumerate(scores) if s is None]))
     if not ranked:
         raise PipelineError(f"Phase 1 failed: all {len(models)} candidates produced execution errors",
                             {"candidate_errors": [ev.result.error_traceback or ev.result.stderr[-500:]
                                                   for ev in evaluated]})
     s0, s0_id = evaluated[ranked[0]].solution, evaluated[ranked[0]].solution_id
-    h_best: float = scores[ranked[0]]  # type: ignore[assignment]               # line 7
+    h_best: float = ranked_scores[0]                                             # line 7
 
     for i in ranked[1:]:                                                         # lines 8-17
         merged = await merge_solutions(wf, s0, s0_id, evaluated[i], i, deadline_s)
-        if merged is not None and merged.ok and rule.at_least(merged.score, h_best):
-            s0, s0_id, h_best = merged.solution, merged.solution_id, merged.score  # type: ignore[assignment]
+        if merged is not None and merged.ok and merged.score is not None and rule.at_least(merged.score, h_best):
+            s0, s0_id, h_best = merged.solution, merged.solution_id, merged.score
             wf.record(MergeDecided(candidate_index=i, accepted=True, score=h_best, best=h_best,
                                    solution_id=s0_id))
             continue
@@ -158,8 +159,8 @@ async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best
         ev = await evaluate_with_retry(wf, revised, name="data-check", purpose="data_usage",
                                        timeout_s=timeout_for(wf, deadline_s), origin="data_usage",
                                        parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}))
-        if ev.ok and not ev.fell_back:
-            s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score  # type: ignore[assignment]
+        if ev.ok and not ev.fell_back and ev.score is not None:
+            s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score
         wf.record(SafetyCheckApplied(check="data", changed=not ev.fell_back and ev.ok, kept_solution_id=s0_id,
                                      score=h_best, fell_back=ev.fell_back or not ev.ok))
     else:
@@ -172,12 +173,13 @@ async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best
                                        timeout_s=timeout_for(wf, deadline_s), origin="leakage_fix",
                                        parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}),
                                        already_checked=True)
-        if ev.ok and not ev.fell_back:
-            s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score  # type: ignore[assignment]
+        if ev.ok and not ev.fell_back and ev.score is not None:
+            s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score
         wf.record(SafetyCheckApplied(check="leakage", changed=not ev.fell_back and ev.ok, kept_solution_id=s0_id,
                                      score=h_best, fell_back=ev.fell_back or not ev.ok))
     else:
         wf.record(SafetyCheckApplied(check="leakage", changed=False, kept_solution_id=s0_id, score=h_best))
+    wf.rebase_best(s0_id, h_best)  # candidates and versions before the checks are no longer current
     return s0, s0_id, h_best
 
 

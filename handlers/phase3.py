@@ -45,7 +45,8 @@ from events.domain import (
 )
 from events.score import Score, Ties, usable
 from events.phase3 import EnsemblePlanned, EnsembleRoundCompleted, EnsembleSelected, Phase3Outcome, RoundStatus
-from handlers.common import ask, code_of, info, score_rule, timeout_for, warn, with_score
+from handlers.common import ask, code_of, deadline_of, info, score_rule, timeout_for, warn, with_score
+from handlers.deadline import DeadlineReached
 from handlers.evaluation import Evaluated, evaluate_with_retry
 from handlers.runtime import Workflow
 
@@ -54,8 +55,9 @@ DEADLINE_PLAN = "[skipped: phase 3 deadline reached]"
 
 
 async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
-                     deadline_s: float | None = None) -> Phase3Outcome:
-    """REQ-P3-017: Algorithm 3 over the L input solutions (each carrying its score)."""
+                     deadline_s: float | None = None, sink: list[EnsembleAttempt] | None = None) -> Phase3Outcome:
+    """REQ-P3-017: Algorithm 3 over the L input solutions (each carrying its score). ``sink``
+    (optional) receives every settled round, so a caller that cuts the phase keeps its best."""
     wf = wf.at("phase3")
     if not solutions:
         raise PipelineError("Phase 3 needs at least one input solution")
@@ -69,8 +71,13 @@ async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
     scores: list[float | None] = []         # h(s_ens^0) .. h(s_ens^{r-1}), None for failures
     attempts: list[EnsembleAttempt] = []
     for r in range(R):                      # r = 0 is lines 1-3, r >= 1 lines 4-8
-        attempt = await ensemble_round(wf, r, solutions, parents, plans, scores, deadline_s)
+        try:
+            attempt = await ensemble_round(wf, r, solutions, parents, plans, scores, deadline_s)
+        except DeadlineReached as exc:      # asked for work past the hard end: the round is cut
+            attempt = settle(wf, r, DEADLINE_PLAN, None, "deadline", reason=str(exc))
         attempts.append(attempt)
+        if sink is not None:
+            sink.append(attempt)
         plans.append(attempt.plan)
         scores.append(attempt.score)
 
@@ -224,4 +231,4 @@ def error_summary(ev: Evaluated) -> str:
 
 
 def past(wf: Workflow, deadline_s: float | None) -> bool:
-    return deadline_s is not None and wf.now >= deadline_s
+    return deadline_of(wf, deadline_s).passed(wf.now)
