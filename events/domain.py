@@ -429,17 +429,17 @@ class FinalResult(BaseModel):
 
 
 def is_improvement(new_score: float, old_score: float, direction: MetricDirection) -> bool:
-    """Strictly better (REQ-DM-028)."""
-    if direction == MetricDirection.maximize:
-        return new_score > old_score
-    return new_score < old_score
+    """Strictly better (REQ-DM-028); the rule lives in ``events.score.Score``."""
+    from events.score import Score  # events.score imports this module
+
+    return Score(direction).improves(new_score, old_score)
 
 
 def is_improvement_or_equal(new_score: float, old_score: float, direction: MetricDirection) -> bool:
-    """Better or equal (REQ-DM-029): the paper's ``>=`` of Algorithms 1 and 2."""
-    if direction == MetricDirection.maximize:
-        return new_score >= old_score
-    return new_score <= old_score
+    """Better or equal (REQ-DM-029): the paper's ``>=`` of Algorithms 1 and 2 (``events.score``)."""
+    from events.score import Score
+
+    return Score(direction).at_least(new_score, old_score)
 
 
 class PipelineError(Exception):

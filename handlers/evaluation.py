@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from events.core import SolutionEvaluated, SubmissionInfo
 from events.domain import EvaluationResult, SolutionScript
-from handlers.common import info, warn, with_score
+from handlers.common import deadline_of, info, warn, with_score
 from handlers.runtime import Workflow
 from handlers.safety import check_and_fix_leakage, debug_once
 
@@ -78,21 +78,22 @@ async def evaluate_with_retry(
     already_checked: bool = False,
     deadline_s: float | None = None,
 ) -> Evaluated:
-    """Evaluate ``solution`` safely; never raises for a failing script.
+    """Evaluate ``solution`` safely; never raises for a failing script (a request past the hard
+    end raises ``DeadlineReached``, which the unit of work that owns the deadline handles).
 
-    ``deadline_s`` (driven seconds, optional): every evaluation's timeout is capped at the time
-    left (never below 1 s) and no debug round starts once it has passed; a fixed ``timeout_s``
-    alone would let the retries run past a phase's deadline.
+    The deadline is the workflow's (the phase window's), narrowed by ``deadline_s`` when given:
+    every evaluation's timeout, the debug retries' included, is capped at the time left to its
+    soft end (never below 1 s) and no debug round starts once it has passed; a fixed
+    ``timeout_s`` alone would let the retries run past a phase's deadline.
     """
     attempts_allowed = wf.config.max_debug_attempts if max_debug_attempts is None else max_debug_attempts
+    deadline = wf.deadline if deadline_s is None else deadline_of(wf, deadline_s)
 
     def time_left() -> float:
-        if deadline_s is None:
-            return timeout_s
-        return max(1.0, min(timeout_s, deadline_s - wf.now))
+        return max(1.0, min(timeout_s, deadline.soft_left(wf.now)))
 
     def overdue() -> bool:
-        return deadline_s is not None and wf.now >= deadline_s
+        return deadline.passed(wf.now)
     requested_id = _record(wf, solution, origin=origin, parents=parents, detail=detail)
     current, current_id = solution, requested_id
     versions = [requested_id]

@@ -46,7 +46,7 @@ from events.phase3 import (
     SubmissionProduced,
     SubsamplingRemoved,
 )
-from handlers.common import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, info, warn
+from handlers.common import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, warn
 from handlers.evaluation import Evaluated, bug_text, evaluate_with_retry
 from handlers.prompts import fenced_blocks
 from handlers.runtime import Workflow
@@ -299,13 +299,14 @@ def parse_verdict(reply: AgentReply) -> str | None:
 
 
 def past(wf: Workflow, deadline_s: float | None) -> bool:
-    return deadline_s is not None and wf.now >= deadline_s
+    return deadline_of(wf, deadline_s).passed(wf.now)
 
 
 def remaining(wf: Workflow, deadline_s: float | None) -> float:
-    """The time left for the test run: to the deadline, else to the run's time limit."""
-    end = deadline_s if deadline_s is not None else float(wf.config.time_limit_seconds)
-    return max(MIN_EVAL_TIMEOUT_S, end - wf.now)
+    """The time left for the test run: to the deadline, else to the run's time limit (no
+    one-hour cap: the test script trains on the full data, REQ-FN-020), never past the hard end."""
+    d = deadline_of(wf, deadline_s)
+    return d.cap(wf.now, max(MIN_EVAL_TIMEOUT_S, d.soft_left(wf.now)))
 
 
 def last_line(text: str) -> str:

@@ -24,10 +24,10 @@ from events.domain import (
     RetrieverOutput,
     SolutionPhase,
     SolutionScript,
-    is_improvement_or_equal,
 )
+from events.score import Score
 from events.phase1 import CandidateEvaluated, CandidatesRanked, MergeDecided, ModelsRetrieved, SafetyCheckApplied
-from handlers.common import ask, code_of, direction_of, timeout_for, warn
+from handlers.common import ask, code_of, score_rule, timeout_for, warn
 from handlers.evaluation import Evaluated, evaluate_with_retry
 from handlers.runtime import Workflow
 from handlers.safety import check_and_fix_leakage, check_data_usage
@@ -37,7 +37,7 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None) -> Phase1
     """REQ-P1-018: Algorithm 1 as decisions in scope ``phase1``."""
     wf = wf.at("phase1")
     wf.record(PhaseStarted(phase="phase1", budget_s=None if deadline_s is None else deadline_s - wf.now))
-    direction = direction_of(wf)
+    rule = score_rule(wf)
     M = wf.config.num_retrieved_models
 
     models = await retrieve_models(wf, M)                                        # line 1
@@ -46,20 +46,21 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None) -> Phase1
     candidates = [ev.solution for ev in evaluated]
     scores = [ev.score if ev.ok else None for ev in evaluated]
 
-    ranked = rank_candidates(scores, direction.value == "maximize")             # line 6 (π)
-    wf.record(CandidatesRanked(order=ranked, scores=[scores[i] for i in ranked],  # type: ignore[misc]
+    ranked = rank_candidates(scores, rule)                                        # line 6 (π)
+    ranked_scores = [s for s in (scores[i] for i in ranked) if s is not None]    # all of them: π keeps scored ones
+    wf.record(CandidatesRanked(order=ranked, scores=ranked_scores,
                                excluded=[i for i, s in enumerate(scores) if s is None]))
     if not ranked:
         raise PipelineError(f"Phase 1 failed: all {len(models)} candidates produced execution errors",
                             {"candidate_errors": [ev.result.error_traceback or ev.result.stderr[-500:]
                                                   for ev in evaluated]})
     s0, s0_id = evaluated[ranked[0]].solution, evaluated[ranked[0]].solution_id
-    h_best: float = scores[ranked[0]]  # type: ignore[assignment]               # line 7
+    h_best: float = ranked_scores[0]                                             # line 7
 
     for i in ranked[1:]:                                                         # lines 8-17
         merged = await merge_solutions(wf, s0, s0_id, evaluated[i], i, deadline_s)
-        if merged is not None and merged.ok and is_improvement_or_equal(merged.score, h_best, direction):  # type: ignore[arg-type]
-            s0, s0_id, h_best = merged.solution, merged.solution_id, merged.score  # type: ignore[assignment]
+        if merged is not None and merged.ok and merged.score is not None and rule.at_least(merged.score, h_best):
+            s0, s0_id, h_best = merged.solution, merged.solution_id, merged.score
             wf.record(MergeDecided(candidate_index=i, accepted=True, score=h_best, best=h_best,
                                    solution_id=s0_id))
             continue
@@ -129,11 +130,10 @@ async def generate_candidate(wf: Workflow, i: int, model: RetrievedModel, deadli
     return ev
 
 
-def rank_candidates(scores: list[float | None], maximize: bool) -> list[int]:
+def rank_candidates(scores: list[float | None], rule: Score) -> list[int]:
     """π of line 6: indices of scored candidates, best first; ties keep draft order (stable),
     so the ranking is the same whatever order the evaluations finished in (REQ-P1-023)."""
-    scored = [i for i, s in enumerate(scores) if s is not None]
-    return sorted(scored, key=lambda i: -scores[i] if maximize else scores[i])  # type: ignore[operator]
+    return rule.ranked(scores)
 
 
 async def merge_solutions(wf: Workflow, s0: SolutionScript, s0_id: str, reference: Evaluated, i: int,
@@ -159,8 +159,8 @@ async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best
         ev = await evaluate_with_retry(wf, revised, name="data-check", purpose="data_usage",
                                        timeout_s=timeout_for(wf, deadline_s), origin="data_usage",
                                        parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}))
-        if ev.ok and not ev.fell_back:
-            s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score  # type: ignore[assignment]
+        if ev.ok and not ev.fell_back and ev.score is not None:
+            s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score
         wf.record(SafetyCheckApplied(check="data", changed=not ev.fell_back and ev.ok, kept_solution_id=s0_id,
                                      score=h_best, fell_back=ev.fell_back or not ev.ok))
     else:
@@ -173,12 +173,13 @@ async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best
                                        timeout_s=timeout_for(wf, deadline_s), origin="leakage_fix",
                                        parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}),
                                        already_checked=True)
-        if ev.ok and not ev.fell_back:
-            s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score  # type: ignore[assignment]
+        if ev.ok and not ev.fell_back and ev.score is not None:
+            s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score
         wf.record(SafetyCheckApplied(check="leakage", changed=not ev.fell_back and ev.ok, kept_solution_id=s0_id,
                                      score=h_best, fell_back=ev.fell_back or not ev.ok))
     else:
         wf.record(SafetyCheckApplied(check="leakage", changed=False, kept_solution_id=s0_id, score=h_best))
+    wf.rebase_best(s0_id, h_best)  # candidates and versions before the checks are no longer current
     return s0, s0_id, h_best
 
 

@@ -35,6 +35,8 @@ from events.core import (
     TimerRequested,
 )
 from events.domain import PipelineConfig, PipelineError, SolutionScript
+from events.score import Score, Ties
+from handlers.deadline import UNBOUNDED, Deadline, DeadlineReached
 from handlers.futures import Cancelled, Task, _Future, _Wake
 
 T = TypeVar("T")
@@ -212,9 +214,10 @@ class Workflow:
     code that asks is.
     """
 
-    def __init__(self, runtime: Runtime, scope: str) -> None:
+    def __init__(self, runtime: Runtime, scope: str, deadline: Deadline = UNBOUNDED) -> None:
         self._rt = runtime
         self.scope = scope
+        self.deadline = deadline  # what this unit of work may use (handlers.deadline)
 
     # --- context ----------------------------------------------------------------------------
 
@@ -250,7 +253,18 @@ class Workflow:
         return await watch
 
     def at(self, scope: str) -> "Workflow":
-        return Workflow(self._rt, scope)
+        """The same run seen from another scope, under the same deadline."""
+        return Workflow(self._rt, scope, self.deadline)
+
+    def within(self, deadline: Deadline) -> "Workflow":
+        """This workflow bounded by ``deadline`` too (never loosened): every agent call and
+        evaluation requested through it is checked against the hard end."""
+        return Workflow(self._rt, self.scope, self.deadline.narrowed(deadline.soft_s, deadline.hard_s))
+
+    def _check_deadline(self, effect_id: str) -> None:
+        if self.deadline.over(self.now):
+            raise DeadlineReached(f"{effect_id} not requested: the hard end {self.deadline.hard_s:.1f} s "
+                                  f"has passed (now {self.now:.1f} s)")
 
     def rng(self, key: str) -> _random_module.Random:
         """A random generator seeded by the run seed and ``key`` (e.g. an effect id)."""
@@ -264,16 +278,22 @@ class Workflow:
             self._track_best(event)
 
     def _track_best(self, event: SolutionEvaluated) -> None:
-        score = event.score
-        if score is None or score != score or not event.is_executable:
+        if not event.is_executable or event.score is None:
             return
         best = self._rt.best
-        maximize = self.start.task.metric_direction.value == "maximize"
-        if best is None or (score >= best[0] if maximize else score <= best[0]):
-            self._rt.best = (score, event.solution_id)
+        if Score(self.start.task.metric_direction).better(event.score, None if best is None else best[0],
+                                                         Ties.LATER_WINS):
+            self._rt.best = (event.score, event.solution_id)
+
+    def rebase_best(self, solution_id: str, score: float) -> None:
+        """From now on the run-wide best starts from ``solution_id``: what was evaluated before
+        is no longer current (e.g. versions Phase 1's safety checks replaced), so no fallback can
+        bring it back."""
+        self._rt.best = (score, solution_id)
 
     def best_so_far(self) -> tuple[SolutionScript, float] | None:
-        """The best evaluated solution of the run so far (later ties win), for fallbacks."""
+        """The best evaluated solution of the run that is still current (later ties win), for
+        fallbacks; see :meth:`rebase_best`."""
         if self._rt.best is None:
             return None
         score, sid = self._rt.best
@@ -310,13 +330,18 @@ class Workflow:
         return self._rt._unique_id(f"{self.scope}/{name}")
 
     async def agent(self, request: AgentCallRequested) -> AgentCallCompleted | AgentCallFailed:
-        """Ask an agent. ``request.effect_id`` should come from :meth:`effect_id`."""
+        """Ask an agent. ``request.effect_id`` should come from :meth:`effect_id`. Past the hard
+        end nothing is asked: :class:`DeadlineReached` is raised instead (REQ-OR-024)."""
+        self._check_deadline(request.effect_id)
         return await self._rt._request(request, self.scope)
 
     async def evaluate(self, solution_id: str, *, name: str, purpose: str, timeout_s: float,
                        expect_submission: bool = False) -> EvaluationCompleted:
-        req = EvaluationRequested(effect_id=self.effect_id(name), solution_id=solution_id, purpose=purpose,
-                                  timeout_s=float(timeout_s), expect_submission=expect_submission)
+        effect_id = self.effect_id(name)
+        self._check_deadline(effect_id)
+        req = EvaluationRequested(effect_id=effect_id, solution_id=solution_id, purpose=purpose,
+                                  timeout_s=float(self.deadline.cap(self.now, timeout_s)),
+                                  expect_submission=expect_submission)
         return await self._rt._request(req, self.scope)
 
     async def sleep_until(self, at_elapsed_s: float, *, name: str = "timer") -> TimerFired:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from events.base import Envelope
+from events.score import Score
 
 REQUEST_TYPES = frozenset({"AgentCallRequested", "EvaluationRequested", "TimerRequested"})
 RESULT_TYPES = frozenset({"AgentCallCompleted", "AgentCallFailed", "EvaluationCompleted", "TimerFired"})
@@ -241,11 +242,8 @@ def _evaluated(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
         node.score = score
     if p.get("purpose") == "ablation":  # an ablation study's printout is never a score (REQ-P2O-020), as in the runtime
         return
-    if score is None or score != score:  # None or NaN never counts as a best
-        return
-    best = s.best_score_so_far
-    if best is None or (score > best if s.maximize else score < best):
-        s.best_score_so_far = score
+    if Score.of(s.task.get("metric_direction", "maximize")).improves(score, s.best_score_so_far):
+        s.best_score_so_far = score  # None or NaN never counts as a best
 
 
 def _phase_started(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
