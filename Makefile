@@ -4,10 +4,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 ENGINE := $(VENV)/bin/engine
 STAMP  := $(VENV)/.installed
+CLUSTER_STAMP := $(VENV)/.installed-cluster
 DEMO_DB := engine-runs/demo.db
 DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test test-fast bench fixtures clean
+.PHONY: venv cluster-deps demo test test-fast bench fixtures clean
 
 venv: $(STAMP)
 
@@ -24,12 +25,23 @@ demo: venv
 	$(ENGINE) report $(DEMO_RUN) --db $(DEMO_DB) -o engine-runs/$(DEMO_RUN)/report.html
 	@echo "report: engine-runs/$(DEMO_RUN)/report.html   audit: $(ENGINE) lineage $(DEMO_RUN) --db $(DEMO_DB)"
 
-test: venv
+# The .[cluster] extra (psycopg, ray) and a PostgreSQL server for the store and campaign tests: the
+# Debian package's binaries, started per test session in a temp dir (store/pg_local.py).
+cluster-deps: $(CLUSTER_STAMP)
+
+$(CLUSTER_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,cluster]'
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
+	touch $(CLUSTER_STAMP)
+
+test: venv cluster-deps
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q --durations=15
 
-bench: venv
+bench: venv cluster-deps
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_core.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_replay.py
+	PYTHONPATH=$(CURDIR) $(PY) bench/bench_postgres.py
 
 # Re-record the replay fixtures (tests/replays/*.jsonl) after an intended behaviour change.
 fixtures: venv
