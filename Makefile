@@ -40,18 +40,23 @@ sandbox-deps:
 	  exit 1; \
 	fi
 
-# What only the tests need beyond the demo: the optional backends' clients.
+# What only the tests (and benchmarks) need beyond the demo: the optional backends' clients, the
+# cluster extra (psycopg, ray) and a PostgreSQL server — the Debian package's binaries, started
+# per test session in a temp dir (store/pg_local.py).
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,openai]'
+	$(PY) -m pip install --quiet -e '.[test,openai,cluster]'
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 	touch $(TEST_STAMP)
 
 test: venv $(TEST_STAMP) sandbox-deps
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q --durations=15
 
-bench: venv sandbox-deps
+bench: venv $(TEST_STAMP) sandbox-deps
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_core.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_replay.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_sandbox.py
+	PYTHONPATH=$(CURDIR) $(PY) bench/bench_postgres.py
 
 # Re-record the replay fixtures (tests/replays/*.jsonl) after an intended behaviour change.
 fixtures: venv

@@ -23,23 +23,54 @@ from replay.state import PipelineState, fold
 from store.sqlite import SQLiteEventStore
 
 DEFAULT_DB = Path("engine-runs") / "engine.db"
+DEFAULT_RUNS_DIR = Path("engine-runs")
 
 
-def db_path(explicit: str | Path | None = None) -> Path:
-    """--db, else $ENGINE_DB, else ./engine-runs/engine.db."""
-    if explicit:
-        return Path(explicit)
-    env = os.environ.get("ENGINE_DB")
-    return Path(env) if env else DEFAULT_DB
+class DatabaseUrl(str):
+    """A ``postgresql://…`` event database given as --db or $ENGINE_DB. Path-like where callers
+    written for a database file need it: ``exists()`` leaves the question to the server (opening the
+    store says clearly if it is unreachable or empty), ``parent`` is the runs directory."""
+
+    def exists(self) -> bool:
+        return True
+
+    def resolve(self) -> "DatabaseUrl":
+        return self
+
+    @property
+    def parent(self) -> Path:
+        return runs_dir()
 
 
-def runs_root(db: Path) -> Path:
-    """Each run's working files live next to the database: <db dir>/<run-id>/."""
+def runs_dir() -> Path:
+    """Where runs' working files live when the database is a server: $ENGINE_RUNS_DIR, else
+    ./engine-runs. On a cluster, a directory every worker mounts (see README, campaigns)."""
+    return Path(os.environ.get("ENGINE_RUNS_DIR") or DEFAULT_RUNS_DIR).resolve()
+
+
+def db_path(explicit: str | Path | None = None) -> Path | DatabaseUrl:
+    """--db, else $ENGINE_DB, else ./engine-runs/engine.db; a postgresql:// URL selects PostgreSQL."""
+    value = str(explicit) if explicit else os.environ.get("ENGINE_DB") or ""
+    if value.startswith(("postgresql://", "postgres://")):
+        return DatabaseUrl(value)
+    return Path(value) if value else DEFAULT_DB
+
+
+def runs_root(db: Path | DatabaseUrl) -> Path:
+    """Each run's working files live next to the database file (<db dir>/<run-id>/), or under
+    :func:`runs_dir` for a database server."""
     return db.resolve().parent
 
 
-def open_store(db: Path, *, create: bool = True) -> SQLiteEventStore:
+def open_store(db: Path | DatabaseUrl, *, create: bool = True):
     """$ENGINE_BUSY_TIMEOUT_MS: how long to wait for another process's lock (default 5000)."""
+    if isinstance(db, DatabaseUrl):
+        try:
+            from store.postgres import PostgresEventStore
+        except ImportError:
+            raise EngineError("a postgresql:// database needs the cluster extra: pip install 'mle-engine[cluster]'") \
+                from None
+        return PostgresEventStore(str(db), create=create)
     raw = os.environ.get("ENGINE_BUSY_TIMEOUT_MS", "").strip()
     if raw and not raw.isdigit():
         raise EngineError(f"ENGINE_BUSY_TIMEOUT_MS must be a number of milliseconds, not {raw!r}")
@@ -234,14 +265,14 @@ async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBac
         raise RunFinished(f"run {run_id} is already {state.status}; nothing to resume")
     main = load_strategy(state.strategy)
     if backend is None:
-        backend = make_backend(state.backend, PipelineConfig.model_validate(state.config), db=Path(store.path))
+        backend = make_backend(state.backend, PipelineConfig.model_validate(state.config), db=store.path)
     check = getattr(backend, "preflight", None)
     if checked is None and check is not None:
         checked = await check()
     holder: dict[str, Driver] = {}
     db_file = getattr(store, "path", None)
     executors = make_executors(lambda: holder["d"].state, backend, lambda e, scope: holder["d"].record(e, scope),
-                               protected=(str(Path(db_file).resolve()),) if db_file else (),
+                               protected=(str(Path(db_file).resolve()),) if db_file and "://" not in str(db_file) else (),
                                sandbox_mode=recorded_sandbox_mode(store, run_id,
                                                                   PipelineConfig.model_validate(state.config)))
     driver = Driver(store, run_id, main=main, executors=executors, on_commit=on_commit,
