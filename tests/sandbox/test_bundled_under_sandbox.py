@@ -31,6 +31,7 @@ def scores(db: Path, run_id: str) -> tuple[list[tuple[str, float | None, bool]],
             [p["sandbox"]["mode"] for p in evaluations])
 
 
+@pytest.mark.timeout(1800)  # two full runs back to back
 def test_iris_quick_run_scores_the_same_with_and_without_the_sandbox(tmp_path):
     results = {}
     for mode in ("bwrap", "none"):
