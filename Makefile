@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 DEMO_DB := engine-runs/demo.db
 DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test test-fast bench fixtures clean
+.PHONY: venv demo test lint test-fast bench fixtures clean
 
 venv: $(STAMP)
 
@@ -24,8 +24,13 @@ demo: venv
 	$(ENGINE) report $(DEMO_RUN) --db $(DEMO_DB) -o engine-runs/$(DEMO_RUN)/report.html
 	@echo "report: engine-runs/$(DEMO_RUN)/report.html   audit: $(ENGINE) lineage $(DEMO_RUN) --db $(DEMO_DB)"
 
-test: venv
+test: venv lint
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q --durations=15
+
+# The rules in code: ruff (errors and likely bugs) and mypy (the production packages).
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: venv
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_core.py
