@@ -8,7 +8,7 @@ TEST_STAMP := $(VENV)/.installed-test-extras
 DEMO_DB := engine-runs/demo.db
 DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test test-fast bench fixtures clean sandbox-deps
+.PHONY: venv demo test lint test-fast bench fixtures clean sandbox-deps
 
 venv: $(STAMP)
 
@@ -49,8 +49,13 @@ $(TEST_STAMP): $(STAMP)
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 	touch $(TEST_STAMP)
 
-test: venv $(TEST_STAMP) sandbox-deps
+test: venv $(TEST_STAMP) sandbox-deps lint
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q --durations=15
+
+# The rules in code: ruff (errors and likely bugs) and mypy (the production packages).
+lint: venv $(TEST_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: venv $(TEST_STAMP) sandbox-deps
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_core.py

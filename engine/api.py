@@ -54,9 +54,10 @@ def _prepared(task: TaskInput) -> tuple[runs_mod.PreparedTask | None, str | None
         raise_if(task_problems(task))
         return runs_mod.PreparedTask(description=task, public_dir=Path(task.data_dir).expanduser(),
                                      label=task.competition_id), None
-    if hasattr(task, "description") and hasattr(task, "public_dir"):  # an engine.tasks LoadedTask
-        return runs_mod.PreparedTask(description=task.description, public_dir=Path(task.public_dir),  # type: ignore[union-attr]
-                                     label=task.description.competition_id), None  # type: ignore[union-attr]
+    description, public_dir = getattr(task, "description", None), getattr(task, "public_dir", None)
+    if isinstance(description, TaskDescription) and public_dir is not None:  # an engine.tasks LoadedTask
+        return runs_mod.PreparedTask(description=description, public_dir=Path(public_dir),
+                                     label=description.competition_id), None
     spec = str(task)
     raise_if(task_spec_problems(spec))
     return None, spec
@@ -104,9 +105,7 @@ async def run_strategy(strategy: str, task: TaskInput, config: PipelineConfig | 
         diagnostics |= {"run_id": run_id, "run_status": state.status}
         message = state.error or f"run {run_id} ended {state.status}"
         if diagnostics.get("status") == "timed_out":  # REQ-OR-030.4: Phase 1 never finished in time
-            timeout = PipelineTimeoutError(message)
-            timeout.diagnostics = diagnostics  # type: ignore[attr-defined]
-            raise timeout
+            raise PipelineTimeoutError(message, diagnostics)
         raise PipelineError(message, diagnostics)
     finally:
         store.close()

@@ -41,20 +41,10 @@ def fail(message: str, code: int = 2) -> None:
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [StoreError, EngineError, ConfigError, StrategyError, UsageError]
-    try:
-        from engine.tasks import TaskError
+    from engine.agents.select import BackendUnavailable
+    from engine.tasks import TaskError  # loaded on use: the CLI starts faster without it
 
-        errors.append(TaskError)
-    except ImportError:
-        pass
-    try:
-        from engine.agents.select import BackendUnavailable
-
-        errors.append(BackendUnavailable)
-    except ImportError:
-        pass
-    return tuple(errors)
+    return (StoreError, EngineError, ConfigError, StrategyError, UsageError, TaskError, BackendUnavailable)
 
 
 def _store(db: Optional[Path], *, must_exist: bool = True):
@@ -303,19 +293,12 @@ def import_(source: Path, db: Optional[Path] = DbOpt) -> None:
 
 def _mount_optional() -> None:
     """Sub-commands that live in their own modules."""
-    try:
-        from engine.cli_tasks import grade_cmd, tasks_app
+    from engine.cli_audit import register
+    from engine.cli_tasks import grade_cmd, tasks_app
 
-        app.add_typer(tasks_app, name="tasks", help="Bundled tasks: list and prepare.")
-        app.command("grade")(grade_cmd)
-    except ImportError:
-        pass
-    try:
-        from engine.cli_audit import register
-
-        register(app)
-    except ImportError:
-        pass
+    app.add_typer(tasks_app, name="tasks", help="Bundled tasks: list and prepare.")
+    app.command("grade")(grade_cmd)
+    register(app)
 
 
 _mount_optional()

@@ -428,14 +428,15 @@ class FinalResult(BaseModel):
 # --- score comparison (REQ-DM-028/029) ---------------------------------------------------
 
 
-def is_improvement(new_score: float, old_score: float, direction: MetricDirection) -> bool:
+def is_improvement(new_score: float | None, old_score: float | None, direction: MetricDirection) -> bool:
     """Strictly better (REQ-DM-028); the rule lives in ``events.score.Score``."""
     from events.score import Score  # events.score imports this module
 
     return Score(direction).improves(new_score, old_score)
 
 
-def is_improvement_or_equal(new_score: float, old_score: float, direction: MetricDirection) -> bool:
+def is_improvement_or_equal(new_score: float | None, old_score: float | None,
+                            direction: MetricDirection) -> bool:
     """Better or equal (REQ-DM-029): the paper's ``>=`` of Algorithms 1 and 2 (``events.score``)."""
     from events.score import Score
 
@@ -451,4 +452,8 @@ class PipelineError(Exception):
 
 
 class PipelineTimeoutError(Exception):
-    """REQ-OR-030."""
+    """REQ-OR-030: Phase 1 did not finish in time; ``diagnostics`` says how far the run got."""
+
+    def __init__(self, message: str, diagnostics: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics or {}

@@ -66,10 +66,11 @@ class Deadline:
         """Too close to the hard end to request anything."""
         return self.hard_s is not None and self.hard_left(now) < MIN_START_S
 
-    def timeout(self, now: float, want_s: float, *, floor_s: float = MIN_EVAL_TIMEOUT_S) -> float:
-        """An evaluation's timeout: ``want_s`` (capped at ``MAX_EVAL_TIMEOUT_S``) and at most the
-        time to the soft end, never below ``floor_s``, and never past the hard end."""
-        t = max(floor_s, min(want_s, MAX_EVAL_TIMEOUT_S, self.soft_left(now)))
+    def timeout(self, now: float, want_s: float, *, floor_s: float = MIN_EVAL_TIMEOUT_S,
+                cap_s: float = MAX_EVAL_TIMEOUT_S) -> float:
+        """An evaluation's timeout: ``want_s`` (capped at ``cap_s``, an hour by default) and at
+        most the time to the soft end, never below ``floor_s``, and never past the hard end."""
+        t = max(floor_s, min(want_s, cap_s, self.soft_left(now)))
         return max(MIN_START_S, min(t, self.hard_left(now)))
 
     def cap(self, now: float, timeout_s: float) -> float:

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from events.core import SolutionEvaluated, SubmissionInfo
 from events.domain import EvaluationResult, SolutionScript
-from handlers.common import deadline_of, info, warn, with_score
+from handlers.common import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
 from handlers.runtime import Workflow
 from handlers.safety import check_and_fix_leakage, debug_once
 
@@ -82,15 +82,19 @@ async def evaluate_with_retry(
     end raises ``DeadlineReached``, which the unit of work that owns the deadline handles).
 
     The deadline is the workflow's (the phase window's), narrowed by ``deadline_s`` when given:
-    every evaluation's timeout, the debug retries' included, is capped at the time left to its
-    soft end (never below 1 s) and no debug round starts once it has passed; a fixed
+    every evaluation's timeout, the debug retries' included, follows ``Deadline.timeout`` (the
+    time left to the soft end, floored, never past the hard end) and no debug round starts once
+    the soft end has passed; a fixed
     ``timeout_s`` alone would let the retries run past a phase's deadline.
     """
     attempts_allowed = wf.config.max_debug_attempts if max_debug_attempts is None else max_debug_attempts
     deadline = wf.deadline if deadline_s is None else deadline_of(wf, deadline_s)
 
     def time_left() -> float:
-        return max(1.0, min(timeout_s, deadline.soft_left(wf.now)))
+        # The deadline's rule (Deadline.timeout): the caller's timeout, shrinking as the soft end
+        # nears but never below the usual floor (nor above what the caller asked), never past the
+        # hard end.
+        return deadline.timeout(wf.now, timeout_s, floor_s=min(timeout_s, MIN_EVAL_TIMEOUT_S), cap_s=timeout_s)
 
     def overdue() -> bool:
         return deadline.passed(wf.now)

@@ -37,6 +37,8 @@ Decisions where the specs leave room (each is tested):
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted, SubmissionInfo
 from events.domain import AgentType, DataContaminationResult, SolutionPhase, SolutionScript
 from events.phase3 import (
@@ -171,7 +173,8 @@ async def produce_submission(wf: Workflow, solution: SolutionScript, solution_id
     if past(wf, deadline_s):
         return fall_back(wf, validation, "the deadline passed before the test script was written", None)
     script = await generate_test_submission(wf, solution)
-    origin, parents, detail = "test_script", [solution_id], {}
+    origin, parents = "test_script", [solution_id]
+    detail: dict[str, Any] = {}
     attempts_left = wf.config.max_debug_attempts
     last: Evaluated | None = None
     n = 0
@@ -271,7 +274,7 @@ async def check_contamination(wf: Workflow, solution: SolutionScript,
             warn(wf, "contamination verdict could not be parsed (REQ-FN-041)", reference=i,
                  raw=raw_text(reply)[:200])
         verdicts.append(verdict)
-    overall = "Same" if "Same" in verdicts else "Novel" if all(v == "Novel" for v in verdicts) else None
+    overall: Literal["Novel", "Same"] | None = "Same" if "Same" in verdicts else "Novel" if all(v == "Novel" for v in verdicts) else None
     wf.record(ContaminationChecked(verdicts=verdicts, verdict=overall))
     info(wf, "contamination check finished", references=len(refs), verdicts=verdicts, verdict=overall)
     return None if overall is None else DataContaminationResult(verdict=overall)

@@ -39,12 +39,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import events.phase2  # noqa: F401  (registers the Phase 2 event types with the strategy)
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
 from events.domain import AgentType, CodeBlock, ExtractorOutput, Phase2Result, PipelineError, SolutionPhase, SolutionScript
 from events.score import Ties
 from events.pipeline import WorkCut
-from events.phase2 import AblationSummarized, BlockExtracted, BlockExtractionFailed, OuterStepCompleted, PathFailed
+from events.phase2 import BlockMatch, AblationSummarized, BlockExtracted, BlockExtractionFailed, OuterStepCompleted, PathFailed
 from handlers.common import AgentReply, ask, code_of, deadline_of, info, score_rule, warn, with_score
 from handlers.evaluation import evaluate_with_retry
 from handlers.phase2_inner import locate_block, past_deadline, path_budget_s, run_phase2_inner_loop, validate_code_block
@@ -105,7 +104,7 @@ async def summarize(wf: Workflow, t: int, script: str, raw: str,
     if text:
         return text, False
     warn(wf, "summarizer gave no usable answer; using the raw output (REQ-P2O-036)", outer_step=t,
-         raw=(getattr(reply, "text", None) or getattr(reply, "error", ""))[:500])
+         raw=str(getattr(reply, "text", None) or getattr(reply, "error", ""))[:500])
     return AUTO_SUMMARY_PREFIX + raw[-RAW_TAIL_CHARS:], True
 
 
@@ -142,7 +141,7 @@ def reask_note(bad_block: str) -> str:
 class Extraction:
     code_block: str
     plan: str
-    match: str
+    match: BlockMatch
     calls: int
     plan_index: int = 0
 
@@ -177,7 +176,7 @@ async def extract_block(wf: Workflow, t: int, s_t: SolutionScript, summary: str,
         answer = parse_extractor(reply)
         if answer is None:                                        # REQ-P2O-034: re-ask once
             warn(wf, "extractor answer is not a valid ExtractorOutput", outer_step=t, call=calls,
-                 raw=(getattr(reply, "text", None) or getattr(reply, "error", ""))[:500])
+                 raw=str(getattr(reply, "text", None) or getattr(reply, "error", ""))[:500])
             if parse_failures >= MAX_PARSE_RETRIES:
                 break
             parse_failures += 1
@@ -269,7 +268,7 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
                 a_t, raw, ran_ok, abl_id = await run_ablation(wf, t, a_t, best_id, deadline_s)
             else:
                 warn(wf, "ablation agent gave no code; its summary is empty", outer_step=t)
-            summary, fell_back = (await summarize(wf, t, a_t, raw, session_key)) if ran_ok else ("", False)
+            summary, fell_back = (await summarize(wf, t, a_t, raw, session_key)) if ran_ok and a_t else ("", False)
             wf.record(AblationSummarized(outer_step=t, summary=summary, ablation_solution_id=abl_id,
                                          ablation_ok=ran_ok, fallback=fell_back))
             # L8: the block to refine and its first plan, verbatim in s_t.

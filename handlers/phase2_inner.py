@@ -25,7 +25,7 @@ Choices where the specs leave room (digest 06 §8):
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Literal
 
 from events.core import AgentCallCompleted
 from events.domain import (
@@ -106,7 +106,7 @@ def _rstripped(text: str) -> tuple[str, list[int]]:
     return "".join(parts), index
 
 
-def locate_block(code_block: str, content: str) -> tuple[str, str] | None:
+def locate_block(code_block: str, content: str) -> tuple[str, Literal["exact", "normalised"]] | None:
     """The script's own text for ``code_block`` and how it was found ("exact" | "normalised").
 
     REQ-P2O-018 step 1: lines compared right-stripped, and the match mapped back to the exact
@@ -200,11 +200,12 @@ async def run_phase2_inner_loop(
         if k == 0:
             plan = initial_plan
         else:
-            plan = await invoke_planner(wf, c_t, plans, scores, name=f"{name}/planner", session_key=session_key)
-            if plan is None:                                             # REQ-P2I-034
+            planned = await invoke_planner(wf, c_t, plans, scores, name=f"{name}/planner", session_key=session_key)
+            if planned is None:                                          # REQ-P2I-034
                 warn(wf, "planner gave no plan; attempt skipped", outer_step=t, k=k)
                 record(k, PLANNER_FAILED, None, "", False, failure="planner", history=False)
                 continue
+            plan = planned
 
         # Code: the coder rewrites the ORIGINAL block every time (REQ-P2I-021/050).
         c_k = await invoke_coder(wf, c_t, plan, name=f"{name}/coder", session_key=session_key)
@@ -230,7 +231,7 @@ async def run_phase2_inner_loop(
         )
         h_k = ev.score if ev.ok and usable(ev.score) else None           # NaN is no score either
         improved = h_k is not None and rule.at_least(h_k, best)          # REQ-P2I-025/026
-        if improved:
+        if improved and h_k is not None:
             info(wf, "inner best updated", outer_step=t, k=k, old=best, new=h_k)
             best_sol, best, best_id = ev.solution, h_k, ev.solution_id
             if on_best is not None:                                      # survives a cut of the path

@@ -229,7 +229,6 @@ class Pipeline:
         full step history, a path cut by the deadline or the budget its best so far and the
         steps it completed (REQ-OR-023/026/043); only a path with nothing at all (it failed, or
         never started) falls back to the Phase 1 solution (REQ-OR-040)."""
-        wf = self.wf
         s0, h0 = phase1.initial_solution, phase1.initial_score
         window = self._window("phase2")
         sink: list[Phase2Result | None] = [None] * self.L
@@ -275,8 +274,9 @@ class Pipeline:
             solution, score = best, best_score
             rule = score_rule(wf)
             r = rule.best_index([a.score for a in rounds], Ties.LATER_WINS)
-            if r is not None and rule.at_least(rounds[r].score, best_score):
-                solution, score = rounds[r].solution, rounds[r].score  # type: ignore[assignment]
+            kept = rounds[r] if r is not None else None
+            if kept is not None and kept.score is not None and rule.at_least(kept.score, best_score):
+                solution, score = kept.solution, kept.score
             why = (f"Phase 3 {outcome.status.replace('_', ' ')}: "
                    + (f"its best round so far ({r}) used (REQ-OR-030)" if solution is not best
                       else "no round beat the best Phase 2 solution, which is used (REQ-OR-030)"))

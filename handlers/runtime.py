@@ -14,7 +14,7 @@ runtime *is* the folded handler state (rebuilt on resume by feeding the recorded
 
 from __future__ import annotations
 
-import random as _random_module  # pure-ok: only the seeded Random class is used, never the global RNG
+from random import Random  # the seeded generator class only; the global RNG is never used
 from collections import deque
 from typing import Any, Awaitable, Callable, Coroutine, Iterable, TypeVar
 
@@ -49,7 +49,6 @@ class Runtime:
         self._main = main
         self._ready: deque[tuple[Task, Any, BaseException | None]] = deque()
         self._effects: dict[str, _Future] = {}
-        self._effect_owner: dict[str, Task] = {}
         self._used_ids: dict[str, int] = {}
         self._solutions: dict[str, SolutionRecorded] = {}
         self._recorded_in_scope: set[tuple[str, str]] = set()  # membership only; never iterated
@@ -87,7 +86,6 @@ class Runtime:
                     if not watch.done and self.cost_usd >= threshold:
                         self._resolve(watch, self.cost_usd)
             fut = self._effects.pop(event.effect_id, None)
-            self._effect_owner.pop(event.effect_id, None)
             if fut is not None and not fut.done:
                 self._resolve(fut, event)
         self._run_ready()
@@ -180,7 +178,6 @@ class Runtime:
         if task.effect_waiting is not None:
             effect_id = task.effect_waiting
             self._effects.pop(effect_id, None)
-            self._effect_owner.pop(effect_id, None)
             self._emit(EffectCancelled(effect_id=effect_id, reason=reason), scope)
         if task.waiting_on is not None and task in task.waiting_on.waiters:
             task.waiting_on.waiters.remove(task)
@@ -199,8 +196,6 @@ class Runtime:
     def _request(self, event: EffectRequest, scope: str) -> _Future:
         fut = _Future()
         self._effects[event.effect_id] = fut
-        if self._current is not None:
-            self._effect_owner[event.effect_id] = self._current
         self._emit(event, scope)
         return fut
 
@@ -266,9 +261,9 @@ class Workflow:
             raise DeadlineReached(f"{effect_id} not requested: the hard end {self.deadline.hard_s:.1f} s "
                                   f"has passed (now {self.now:.1f} s)")
 
-    def rng(self, key: str) -> _random_module.Random:
+    def rng(self, key: str) -> Random:
         """A random generator seeded by the run seed and ``key`` (e.g. an effect id)."""
-        return _random_module.Random(f"{self.start.seed}:{self.scope}:{key}")
+        return Random(f"{self.start.seed}:{self.scope}:{key}")
 
     # --- decisions --------------------------------------------------------------------------
 
@@ -366,7 +361,7 @@ class Workflow:
                     return i
             waiter = _Future()
             for t in tasks:
-                t.result.waiters.append(_Wake(waiter))  # type: ignore[arg-type]
+                t.result.waiters.append(_Wake(waiter))
             await waiter
 
     def cancel(self, task: Task, reason: str) -> None:
