@@ -63,7 +63,7 @@ def _prepared(task: TaskInput) -> tuple[runs_mod.PreparedTask | None, str | None
     return None, spec
 
 
-def _backend(agent: str, config: PipelineConfig, db: Path) -> Any:
+def _backend(agent: str, config: PipelineConfig, db: Any) -> Any:
     from engine.agents.errors import BackendUnavailable
 
     try:

@@ -13,9 +13,9 @@ from typing import Any, Callable
 import anyio
 
 from events.base import NewEvent
-from events.core import AgentCallRequested, EvaluationRequested, RunStarted
+from events.core import EvaluationRequested, RunStarted
 from events.domain import PipelineConfig, TaskDescription
-from engine.agents.base import AgentBackend, AgentContext
+from engine.agents.base import AgentBackend
 from engine.driver import Driver, EngineError, Executors
 from engine.strategies import load_strategy
 from handlers.runtime import Runtime
@@ -89,7 +89,7 @@ class PreparedTask:
     label: str
 
 
-def make_backend(name: str, config: PipelineConfig, *, db: Path | None = None) -> AgentBackend:
+def make_backend(name: str, config: PipelineConfig, *, db: Path | DatabaseUrl | None = None) -> AgentBackend:
     """Resolve ``--agent`` (claude|builtin|replay:RUN|auto|module:Attr) to a backend.
 
     The backend remembers the name to record in RunStarted (``record_name``): the resolved
@@ -173,7 +173,7 @@ def preflight(backend: AgentBackend) -> Any:
     return anyio.run(check) if check is not None else None
 
 
-def create_run(store: SQLiteEventStore, *, db: Path, task: PreparedTask | None = None, task_spec: str | None = None,
+def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None = None, task_spec: str | None = None,
                strategy: str, backend_name: str, config: PipelineConfig, seed: int,
                run_id: str | None = None, deterministic_order: bool = True,
                params: dict[str, Any] | None = None) -> str:

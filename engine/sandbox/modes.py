@@ -76,7 +76,7 @@ def resolve_mode(requested: SandboxRequest | str) -> SandboxMode:
     return "none"
 
 
-def describe_resolution(requested: str, mode: SandboxMode) -> tuple[str, str]:
+def describe_resolution(requested: str, mode: str) -> tuple[str, str]:
     """``(level, message)`` for the log: a warning whenever code will run unsandboxed."""
     if mode == "bwrap":
         return "info", "evaluations run sandboxed (bubblewrap): private answers, other runs and the database are out of reach"

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import anyio
 import psutil
-import pytest
 
 from engine.agents.base import AgentContext
 from engine.agents.claude import ClaudeBackend
@@ -22,7 +21,7 @@ from events.domain import DataModality, MetricDirection, PipelineConfig, TaskDes
 from handlers.prompts import build_request
 from tests.claude_cli.conftest import FAKE_KEY, MODEL, REPO, engine, engine_env, events
 from tests.support.canned_model import CannedModel
-from tests.support.messages_api import Hang, Text, ToolCall, Tools
+from tests.support.messages_api import Hang, ToolCall, Tools
 
 BUNDLED = "claude_agent_sdk/_bundled/claude"
 
