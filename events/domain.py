@@ -173,11 +173,14 @@ class PipelineConfig(BaseModel):
 
     @model_serializer(mode="wrap")
     def _omit_unresolved_sandbox(self, handler):
-        # "auto" is the unresolved default: left out, a config dumps as it did before the
-        # setting existed, so logs recorded then still replay to the same decisions.
+        # Settings added after logs were recorded are left out at their defaults ("auto"
+        # sandbox, no price table): a config dumps as it did before they existed, so those logs
+        # still replay to the same decisions (RunCompleted.result embeds the config).
         data = handler(self)
         if isinstance(data, dict) and data.get("sandbox") == "auto":
             data.pop("sandbox")
+        if isinstance(data, dict) and not data.get("model_prices"):
+            data.pop("model_prices", None)
         return data
 
 
