@@ -50,7 +50,7 @@ $(TEST_STAMP): $(STAMP)
 	touch $(TEST_STAMP)
 
 test: venv $(TEST_STAMP) sandbox-deps lint
-	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadfile -q --durations=15
+	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadgroup -q --durations=15
 
 # The rules in code: ruff (errors and likely bugs) and mypy (the production packages).
 lint: venv $(TEST_STAMP)

@@ -47,8 +47,19 @@ def disk_reason(limit_mb: int | float) -> str:
 
 
 # RLIMIT_FSIZE bounds one file; the total a script writes into its directory (many files) is
-# measured here, at most once per interval: a walk of a large tree is not free.
-DISK_CHECK_INTERVAL_SECONDS = 1.0
+# measured here by walking the tree. A script can write hundreds of MB a second into the page
+# cache, so the walk runs as often as it stays cheap: the pause after a walk is DISK_CHECK_COST_RATIO
+# times what the walk took (a few files: every sample; a huge tree: rarely), within these bounds.
+DISK_CHECK_MIN_INTERVAL_SECONDS = 0.1
+DISK_CHECK_MAX_INTERVAL_SECONDS = 2.0
+DISK_CHECK_COST_RATIO = 20
+
+
+def disk_check_pause(walk_seconds: float) -> float:
+    """Seconds to wait before the next directory walk, given what the last one took: walking
+    then costs at most 1/DISK_CHECK_COST_RATIO of one thread."""
+    pause = walk_seconds * DISK_CHECK_COST_RATIO
+    return min(DISK_CHECK_MAX_INTERVAL_SECONDS, max(DISK_CHECK_MIN_INTERVAL_SECONDS, pause))
 
 
 def directory_usage_mb(root: str | os.PathLike[str]) -> float:
@@ -220,8 +231,10 @@ async def run_process(
         while True:
             monitor.sample()
             if disk_limit_mb is not None and time.monotonic() >= next_disk_check:
+                walk_started = time.monotonic()
                 used = await anyio.to_thread.run_sync(directory_usage_mb, working_dir)
-                next_disk_check = time.monotonic() + DISK_CHECK_INTERVAL_SECONDS
+                now = time.monotonic()
+                next_disk_check = now + disk_check_pause(now - walk_started)
                 if used > disk_limit_mb:
                     disk_exceeded = True
                     log.warning("harness.exec.disk_limit", path=str(script_path), limit_mb=disk_limit_mb,

@@ -22,6 +22,7 @@ from engine.tasks import list_bundled, load_task, naive_baseline_score, prepare_
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = [t.name for t in list_bundled()]
 pytestmark = pytest.mark.slow
+SPREAD_OVER_WORKERS = True  # each test is a whole run of several minutes (tests/conftest.py)
 
 
 def engine(*args: str, db: Path, timeout: float = 600) -> subprocess.CompletedProcess:
