@@ -32,6 +32,7 @@ def prepared(tmp_path_factory) -> dict[str, Path]:
 _ONE_UNIT_DIRS = ("tests/audit",)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if any(item.iter_markers("xdist_group")) or getattr(item.module, "SPREAD_OVER_WORKERS", False):

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.shared_runs import IRIS_QUICK_ARGS, shared_iris_quick_run
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
@@ -32,14 +34,18 @@ def scores(db: Path, run_id: str) -> tuple[list[tuple[str, float | None, bool]],
 
 
 @pytest.mark.timeout(1800)  # two full runs back to back
-def test_iris_quick_run_scores_the_same_with_and_without_the_sandbox(tmp_path):
+def test_iris_quick_run_scores_the_same_with_and_without_the_sandbox(tmp_path, tmp_path_factory):
+    """The sandboxed arm is the session's shared iris run (default sandbox: bwrap, which this
+    directory's fixture requires); the unsandboxed arm is the same command with --sandbox none."""
+    shared = shared_iris_quick_run(tmp_path_factory)
+    arms = {"bwrap": (shared.db, shared.summary)}
+    unsandboxed = tmp_path / "none" / "engine.db"
+    arms["none"] = (unsandboxed, engine(*IRIS_QUICK_ARGS, "--sandbox", "none", db=unsandboxed))
     results = {}
-    for mode in ("bwrap", "none"):
-        db = tmp_path / mode / "engine.db"
-        summary = json.loads(engine("start", "--task", "iris", "--agent", "builtin", "--preset", "quick",
-                                    "--seed", "7", "--sandbox", mode, "--run-id", "S", "--json", db=db))
+    for mode, (db, out) in arms.items():
+        summary = json.loads(out)
         assert summary["status"] == "completed"
-        per_eval, modes = scores(db, "S")
+        per_eval, modes = scores(db, shared.run_id)
         assert set(modes) == {mode}
         results[mode] = (summary["best_score"], per_eval)
     assert results["bwrap"] == results["none"]
