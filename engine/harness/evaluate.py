@@ -22,6 +22,8 @@ from events.domain import (
 )
 
 from engine.sandbox import Sandbox
+from engine.sandbox.modes import resolve_mode
+from engine.sandbox.policy import evaluation_policy, private_answers_of
 
 from .environment import build_execution_env
 from .output import DEFAULT_OUTPUT_LIMIT_BYTES
@@ -100,6 +102,7 @@ async def evaluate_solution(
     *,
     strategy: ExecutorStrategy | str = ExecutorStrategy.subprocess,
     work_root: str | os.PathLike[str] | None = None,
+    sandbox: str = "auto",
 ) -> EvaluationResult:
     """REQ-EX-015: evaluate ``solution`` and return its ``EvaluationResult``.
 
@@ -111,6 +114,10 @@ async def evaluate_solution(
       ``input/`` gets read-only entries for ``task.data_dir``; the script is saved there as
       ``<solution_id>.py``.
     * ``config.memory_limit_mb`` applies when set.
+    * ``sandbox`` as the CLI's ``--sandbox``: ``auto`` (default) runs the script under bubblewrap
+      when it works here — the task data read-only, no network, the private answers out of
+      reach, the same limits as in a run — ``bwrap`` insists (``SandboxUnavailable`` otherwise),
+      ``none`` runs it as the caller.
     * REQ-EX-016: ``solution`` is only read; the caller sets its score from the result.
     """
     if ExecutorStrategy(strategy) is ExecutorStrategy.sdk_bash:
@@ -118,12 +125,20 @@ async def evaluate_solution(
     timeout = float(timeout_override) if timeout_override is not None else float(config.time_limit_seconds)
     if work_root is not None:
         os.makedirs(work_root, exist_ok=True)
+    mode = resolve_mode(sandbox)
     base = tempfile.mkdtemp(prefix=f"eval-{solution.solution_id}-", dir=work_root)
-    prepare_evaluation_directory(base, task.data_dir)
-    evaluation = await evaluate_code(
-        solution.content, base, timeout, filename=f"{solution.solution_id}.py",
-        memory_limit_mb=config.memory_limit_mb,
-    )
+    if mode == "none":
+        prepare_evaluation_directory(base, task.data_dir)
+        evaluation = await evaluate_code(solution.content, base, timeout, filename=f"{solution.solution_id}.py",
+                                         memory_limit_mb=config.memory_limit_mb)
+        return evaluation.result
+    policy = evaluation_policy(mode, eval_dir=base, public_dir=task.data_dir, key=f"library/{os.path.basename(base)}",
+                               memory_mb=config.memory_limit_mb, timeout_s=timeout,
+                               protected=private_answers_of(task.data_dir))
+    prepare_evaluation_directory(base, task.data_dir, "bind")
+    evaluation = await evaluate_code(solution.content, base, timeout, filename=f"{solution.solution_id}.py",
+                                     memory_limit_mb=policy.limits.memory_mb, sandbox=Sandbox(policy),
+                                     disk_limit_mb=policy.limits.disk_mb)
     return evaluation.result
 
 

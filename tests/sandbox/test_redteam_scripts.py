@@ -327,3 +327,40 @@ def test_an_honest_script_runs_normally_with_its_data(world, mode):
     assert (done.peak_rss_mb or 0) > 0 and (done.cpu_s or 0) > 0
     if os.geteuid() == 0:
         assert f"uid {done.sandbox.uid}" in done.result.stdout and done.sandbox.uid != 0
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "bwrap"])
+def test_the_library_evaluate_solution_sandboxes_by_default(world, tmp_path, sandbox):
+    """Issue 15: `engine.harness.evaluate_solution` (the library's entry point) runs a script the
+    way a run does: the task data readable at ./input, the private answers out of reach, no
+    network; `sandbox="none"` is the explicit way out."""
+    from engine.harness import evaluate_solution
+    from events.domain import (DataModality, MetricDirection, PipelineConfig, SolutionScript, TaskDescription,
+                               TaskType)
+
+    task = TaskDescription(competition_id="toy", task_type=TaskType.classification, data_modality=DataModality.tabular,
+                           evaluation_metric="accuracy", metric_direction=MetricDirection.maximize,
+                           description="toy", data_dir=str(world.public))
+    code = textwrap.dedent(f"""
+        import socket
+        print("ROWS", len(open("./input/train.csv").read().splitlines()))
+        try:
+            print(open({str(world.private / 'answers.csv')!r}).read())
+        except OSError as exc:
+            print("ANSWERS", type(exc).__name__)
+        try:
+            socket.create_connection(("127.0.0.1", 9), timeout=2)
+        except OSError as exc:
+            print("NET", type(exc).__name__)
+        print("Final Validation Performance: 0.5")
+    """)
+    solution = SolutionScript(solution_id="lib", content=code, phase="init")
+    result = anyio.run(lambda: evaluate_solution(solution, task, PipelineConfig(time_limit_seconds=60),
+                                                 work_root=tmp_path / "lib", sandbox=sandbox))
+    assert result.score == 0.5, result.stderr
+    assert "ROWS 3" in result.stdout and "ANSWERS FileNotFoundError" in result.stdout
+    assert SECRET not in result.stdout and "NET" in result.stdout
+    world.assert_untouched()
+    unsandboxed = anyio.run(lambda: evaluate_solution(solution, task, PipelineConfig(time_limit_seconds=60),
+                                                      work_root=tmp_path / "lib-none", sandbox="none"))
+    assert SECRET in unsandboxed.stdout  # what the sandbox prevented
