@@ -48,7 +48,7 @@ from events.phase3 import (
     SubmissionProduced,
     SubsamplingRemoved,
 )
-from handlers.common import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, warn
+from handlers.common import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, past, warn
 from handlers.evaluation import Evaluated, bug_text, evaluate_with_retry
 from handlers.prompts import fenced_blocks
 from handlers.runtime import Workflow
@@ -299,10 +299,6 @@ def parse_verdict(reply: AgentReply) -> str | None:
 
 
 # --- time -------------------------------------------------------------------------------------
-
-
-def past(wf: Workflow, deadline_s: float | None) -> bool:
-    return deadline_of(wf, deadline_s).passed(wf.now)
 
 
 def remaining(wf: Workflow, deadline_s: float | None) -> float:

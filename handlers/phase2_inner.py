@@ -38,7 +38,7 @@ from events.domain import (
 )
 from events.score import usable
 from events.phase2 import RefinementAttempted
-from handlers.common import ask, code_of, deadline_of, info, score_rule, warn
+from handlers.common import ask, code_of, deadline_of, info, past, score_rule, warn
 from handlers.evaluation import evaluate_with_retry
 from handlers.prompts import extract_code_block
 from handlers.runtime import Workflow
@@ -47,9 +47,7 @@ PLANNER_FAILED = "[planner failed]"
 DEADLINE_SKIPPED = "[skipped: deadline reached]"
 
 
-def past_deadline(wf: Workflow, deadline_s: float | None) -> bool:
-    """The path's soft end has passed: no new step or attempt starts."""
-    return deadline_of(wf, deadline_s).passed(wf.now)
+past_deadline = past  # the path's soft end has passed: no new step or attempt starts
 
 
 def remaining_s(wf: Workflow, deadline_s: float | None) -> float:

@@ -45,7 +45,7 @@ from events.domain import (
 )
 from events.score import Score, Ties, usable
 from events.phase3 import EnsemblePlanned, EnsembleRoundCompleted, EnsembleSelected, Phase3Outcome, RoundStatus
-from handlers.common import ask, code_of, deadline_of, info, score_rule, timeout_for, warn, with_score
+from handlers.common import ask, code_of, info, past, score_rule, timeout_for, warn, with_score
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import Evaluated, evaluate_with_retry
 from handlers.runtime import Workflow
@@ -228,7 +228,3 @@ def error_summary(ev: Evaluated) -> str:
     if lines:
         return lines[-1][:300]
     return "the script printed no validation score" if not ev.result.is_error else f"exit code {ev.result.exit_code}"
-
-
-def past(wf: Workflow, deadline_s: float | None) -> bool:
-    return deadline_of(wf, deadline_s).passed(wf.now)
