@@ -49,7 +49,7 @@ from events.phase3 import (
     SubsamplingRemoved,
 )
 from handlers.common import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, past, warn
-from handlers.evaluation import Evaluated, bug_text, evaluate_with_retry
+from handlers.evaluation import EvalPolicy, Evaluated, bug_text, evaluate_with_retry
 from handlers.prompts import fenced_blocks
 from handlers.runtime import Workflow
 from handlers.safety import debug_once
@@ -181,10 +181,10 @@ async def produce_submission(wf: Workflow, solution: SolutionScript, solution_id
     while not past(wf, deadline_s):
         info(wf, "test script evaluation started", script_chars=len(script.content),
              timeout_s=remaining(wf, deadline_s))
-        last = await evaluate_with_retry(wf, script, name="test" if n == 0 else f"test-{n}", purpose="submission",
-                                         timeout_s=remaining(wf, deadline_s), origin=origin, parents=parents,
-                                         detail=detail, expect_submission=True,
-                                         max_debug_attempts=attempts_left, deadline_s=deadline_s)
+        last = await evaluate_with_retry(wf, script,
+                                         EvalPolicy.submission(remaining(wf, deadline_s), attempts_left, deadline_s),
+                                         name="test" if n == 0 else f"test-{n}", origin=origin, parents=parents,
+                                         detail=detail)
         attempts_left -= last.debug_attempts
         problem = submission_problem(last)
         sub = last.submission

@@ -30,7 +30,7 @@ from events.score import Score
 from events.phase1 import CandidateEvaluated, CandidatesRanked, MergeDecided, ModelsRetrieved, SafetyCheckApplied
 from events.pipeline import WorkCut
 from handlers.common import ask, code_of, past, score_rule, timeout_for, warn
-from handlers.evaluation import Evaluated, evaluate_with_retry
+from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.runtime import Workflow
 from handlers.safety import check_and_fix_leakage, check_data_usage
 
@@ -158,8 +158,8 @@ async def generate_candidate(wf: Workflow, i: int, model: RetrievedModel, deadli
                                      error="no code from A_init"))
         return unevaluated(model, "A_init gave no code")
     draft = SolutionScript(content=code, phase=SolutionPhase.init, source_model=model.model_name)
-    ev = await evaluate_with_retry(wf, draft, name=f"candidate-{i}", purpose="candidate",
-                                   timeout_s=timeout_for(wf, deadline_s), origin="init",
+    ev = await evaluate_with_retry(wf, draft, EvalPolicy.scored("candidate", timeout_for(wf, deadline_s)),
+                                   name=f"candidate-{i}", origin="init",
                                    detail={"model_name": model.model_name, "candidate": i})
     if not ev.ok:
         first = (ev.result.error_traceback or ev.result.stderr or "no score printed").strip().splitlines()
@@ -186,8 +186,8 @@ async def merge_solutions(wf: Workflow, s0: SolutionScript, s0_id: str, referenc
         warn(wf, f"merge with candidate {i}: A_merger gave no code", error=getattr(reply, "error", None))
         return None
     merged = SolutionScript(content=code, phase=SolutionPhase.merged, source_model=s0.source_model)
-    return await evaluate_with_retry(wf, merged, name=f"merge-{i}", purpose="merge",
-                                     timeout_s=timeout_for(wf, deadline_s), origin="merge",
+    return await evaluate_with_retry(wf, merged, EvalPolicy.scored("merge", timeout_for(wf, deadline_s)),
+                                     name=f"merge-{i}", origin="merge",
                                      parents=[s0_id, reference.solution_id], detail={"candidate": i})
 
 
@@ -196,8 +196,8 @@ async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best
     """REQ-P1-030/031: A_data once (fall back if its version breaks), then A_leakage."""
     revised = await check_data_usage(wf, s0, name="data-check")
     if revised.content != s0.content:
-        ev = await evaluate_with_retry(wf, revised, name="data-check", purpose="data_usage",
-                                       timeout_s=timeout_for(wf, deadline_s), origin="data_usage",
+        ev = await evaluate_with_retry(wf, revised, EvalPolicy.scored("data_usage", timeout_for(wf, deadline_s)),
+                                       name="data-check", origin="data_usage",
                                        parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}))
         if ev.ok and not ev.fell_back and ev.score is not None:
             s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score
@@ -209,10 +209,9 @@ async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best
     fixed = await check_and_fix_leakage(wf, s0, name="final-leakage")
     if fixed.content != s0.content:
         # A corrected script that no longer runs is worse than none: keep the checked s_0 then.
-        ev = await evaluate_with_retry(wf, fixed, name="final-leakage", purpose="leakage_fix",
-                                       timeout_s=timeout_for(wf, deadline_s), origin="leakage_fix",
-                                       parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}),
-                                       already_checked=True)
+        ev = await evaluate_with_retry(wf, fixed, EvalPolicy.checked("leakage_fix", timeout_for(wf, deadline_s)),
+                                       name="final-leakage", origin="leakage_fix",
+                                       parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}))
         if ev.ok and not ev.fell_back and ev.score is not None:
             s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score
         wf.record(SafetyCheckApplied(check="leakage", changed=not ev.fell_back and ev.ok, kept_solution_id=s0_id,
