@@ -29,6 +29,7 @@ from events.domain import (
 from events.score import Score
 from events.phase1 import CandidateEvaluated, CandidatesRanked, MergeDecided, ModelsRetrieved, SafetyCheckApplied
 from events.pipeline import WorkCut
+from handlers.bestsofar import rebase_best
 from handlers.common import ask, code_of, past, score_rule, timeout_for, warn
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.runtime import Workflow
@@ -218,7 +219,7 @@ async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best
                                      score=h_best, fell_back=ev.fell_back or not ev.ok))
     else:
         wf.record(SafetyCheckApplied(check="leakage", changed=False, kept_solution_id=s0_id, score=h_best))
-    wf.rebase_best(s0_id, h_best)  # candidates and versions before the checks are no longer current
+    rebase_best(wf, s0_id, h_best)  # candidates and versions before the checks are no longer current
     return s0, s0_id, h_best
 
 

@@ -54,6 +54,7 @@ from events.domain import (
 )
 from events.score import Ties
 from events.pipeline import DeadlineHit, FallbackUsed, FinalizeNow, PhaseSkipped, WorkCut
+from handlers.bestsofar import best_so_far, track_best
 from handlers.common import score_rule, warn
 from handlers.finalization import run_finalization
 from handlers.phase1 import post_merge_checks, run_phase1
@@ -95,6 +96,7 @@ async def main(wf: Workflow) -> None:
 class Pipeline:
     def __init__(self, wf: Workflow, phases: Phases) -> None:
         self.wf, self.phases = wf, phases
+        track_best(wf)  # the run-wide fallback watches every evaluation from the start
         self.config = wf.config
         self.plan = TimePlan.from_config(self.config, start_s=wf.start.elapsed_s)
         self.ledger = Ledger()
@@ -179,7 +181,7 @@ class Pipeline:
         race = self._race(window, self.phases.phase1(self._bounded(window, self.plan.finalize_at_s),
                                                      deadline_s=window.soft_end_s))
         how = await race.wait(window.end_s)
-        if how == "deadline" and wf.best_so_far() is None and window.end_s < self.plan.finalize_at_s:
+        if how == "deadline" and best_so_far(wf) is None and window.end_s < self.plan.finalize_at_s:
             # Nothing usable yet and nothing can replace Phase 1: keep going up to finalize-now.
             wf.record(DeadlineHit(phase="phase1", deadline_s=window.end_s, action="extended"))
             how = await race.wait(self.plan.finalize_at_s)
@@ -187,7 +189,7 @@ class Pipeline:
         self._after(outcome)
         if outcome.ok:
             return outcome.value
-        found = wf.best_so_far()
+        found = best_so_far(wf)
         if found is None:                                                       # REQ-OR-042 / OR-030.4
             raise PipelineError(f"Phase 1 produced no usable solution ({outcome.status}): {outcome.error}",
                                 self._diagnostics(outcome))

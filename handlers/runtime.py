@@ -29,13 +29,11 @@ from events.core import (
     RunCompleted,
     RunFailed,
     RunStarted,
-    SolutionEvaluated,
     SolutionRecorded,
     TimerFired,
     TimerRequested,
 )
 from events.domain import PipelineConfig, PipelineError, SolutionScript
-from events.score import Score, Ties
 from handlers.deadline import UNBOUNDED, Deadline, DeadlineReached
 from handlers.futures import Cancelled, Task, _Future, _Wake
 
@@ -52,7 +50,8 @@ class Runtime:
         self._used_ids: dict[str, int] = {}
         self._solutions: dict[str, SolutionRecorded] = {}
         self._recorded_in_scope: set[tuple[str, str]] = set()  # membership only; never iterated
-        self.best: tuple[float, str] | None = None  # (score, solution_id) over SolutionEvaluated
+        self._observers: list[Callable[[Event], None]] = []  # see Workflow.observe
+        self._shared: dict[str, Any] = {}                     # see Workflow.shared
         self._out: list[NewEvent] = []
         self._current: Task | None = None
         self.start: RunStarted | None = None
@@ -269,32 +268,19 @@ class Workflow:
 
     def record(self, event: Event) -> None:
         self._rt._emit(event, self.scope)
-        if isinstance(event, SolutionEvaluated) and event.purpose != "ablation":
-            self._track_best(event)
+        for observe in self._rt._observers:
+            observe(event)
 
-    def _track_best(self, event: SolutionEvaluated) -> None:
-        if not event.is_executable or event.score is None:
-            return
-        best = self._rt.best
-        if Score(self.start.task.metric_direction).better(event.score, None if best is None else best[0],
-                                                         Ties.LATER_WINS):
-            self._rt.best = (event.score, event.solution_id)
+    def observe(self, fn: Callable[[Event], None]) -> None:
+        """Call ``fn`` with every decision recorded from now on (a strategy's own fold of its
+        decisions, e.g. MLE-STAR's best-so-far; deterministic because the decisions are)."""
+        self._rt._observers.append(fn)
 
-    def rebase_best(self, solution_id: str, score: float) -> None:
-        """From now on the run-wide best starts from ``solution_id``: what was evaluated before
-        is no longer current (e.g. versions Phase 1's safety checks replaced), so no fallback can
-        bring it back."""
-        self._rt.best = (score, solution_id)
-
-    def best_so_far(self) -> tuple[SolutionScript, float] | None:
-        """The best evaluated solution of the run that is still current (later ties win), for
-        fallbacks; see :meth:`rebase_best`."""
-        if self._rt.best is None:
-            return None
-        score, sid = self._rt.best
-        rec = self._rt._solutions[sid]
-        return SolutionScript(content=rec.content, phase=rec.phase, score=score,
-                              source_model=rec.source_model), score
+    def shared(self, key: str, make: Callable[[], T]) -> T:
+        """Per-run state a strategy keeps across its units of work, made once on first use."""
+        if key not in self._rt._shared:
+            self._rt._shared[key] = make()
+        return self._rt._shared[key]
 
     def solution(self, solution_id: str) -> SolutionScript:
         rec = self._rt._solutions[solution_id]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from events.base import Envelope
-from events.score import Score
+from events.score import Score, counts_toward_best
 
 REQUEST_TYPES = frozenset({"AgentCallRequested", "EvaluationRequested", "TimerRequested"})
 RESULT_TYPES = frozenset({"AgentCallCompleted", "AgentCallFailed", "EvaluationCompleted", "TimerFired"})
@@ -240,7 +240,7 @@ def _evaluated(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
     node = s.solutions.get(p["solution_id"])
     if node is not None and score is not None:
         node.score = score
-    if p.get("purpose") == "ablation":  # an ablation study's printout is never a score (REQ-P2O-020), as in the runtime
+    if not counts_toward_best(p.get("purpose", "")):  # an ablation's printout (REQ-P2O-020)
         return
     if Score.of(s.task.get("metric_direction", "maximize")).improves(score, s.best_score_so_far):
         s.best_score_so_far = score  # None or NaN never counts as a best
