@@ -19,6 +19,7 @@ from collections import deque
 from typing import Any, Awaitable, Callable, Coroutine, Iterable, TypeVar
 
 from events.base import EffectRequest, EffectResult, Event, NewEvent
+from events.context import RunContext
 from events.core import (
     AgentCallCompleted,
     AgentCallFailed,
@@ -55,6 +56,7 @@ class Runtime:
         self._out: list[NewEvent] = []
         self._current: Task | None = None
         self.start: RunStarted | None = None
+        self.context: RunContext | None = None   # RunStarted, validated once
         self.now = 0.0
         # Spend is summed in whole nano-dollars: float addition depends on the order of the
         # terms, and results may arrive in any order, so a float sum could differ in its last bits.
@@ -75,6 +77,7 @@ class Runtime:
             if self.start is not None:
                 raise ValueError("RunStarted fed twice")
             self.start = event
+            self.context = RunContext.of(event)
             wf = Workflow(self, scope="run")
             self._spawn(self._run_main(wf), "main", parent=None)
         elif isinstance(event, EffectResult):
@@ -221,8 +224,13 @@ class Workflow:
         return self._rt.start
 
     @property
+    def context(self) -> RunContext:
+        assert self._rt.context is not None
+        return self._rt.context
+
+    @property
     def config(self) -> PipelineConfig:
-        return PipelineConfig.model_validate(self.start.config)
+        return self.context.config
 
     @property
     def now(self) -> float:

@@ -12,6 +12,7 @@ only after such a rebase; until then they are equal.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -60,3 +61,18 @@ def test_runtime_and_pipeline_state_agree_after_every_input(spec) -> None:
         checks += 1
     assert state.finished and checks == len(envelopes)
     assert not state.pending and rt.finished
+
+
+@pytest.mark.parametrize("spec", FIXTURES, ids=[f.name for f in FIXTURES])
+def test_one_run_context_for_the_handlers_and_the_executors(spec) -> None:
+    """The handlers' RunContext (built by the runtime from RunStarted) and the executors' (built
+    from the folded state) are the same value."""
+    envelopes = read_export(spec.path)
+    rt = Runtime(load_strategy(envelopes[0].payload["strategy"]))
+    rt.feed(envelopes[0].event())
+    state = PipelineState()
+    state.apply(envelopes[0])
+    assert rt.context is not None
+    assert state.context().run_id == spec.run_id and rt.context.run_id == ""  # the log's envelope names it
+    assert replace(state.context(), run_id="") == rt.context
+    assert state.context() is state.context()  # validated once
