@@ -11,6 +11,10 @@
 Every candidate and merge goes through the shared evaluation sub-flow (leakage check → run →
 debug → fallback). Candidates are generated and evaluated concurrently: their effects are in
 flight together, and the result does not depend on the order in which they complete.
+
+Past its soft end (``Deadline``) Phase 1 wraps up: once a candidate has a score the drafts still
+running are cut, no merge starts, and s_0 goes through the safety checks as it is; each cut is a
+recorded ``WorkCut``.
 """
 
 from __future__ import annotations

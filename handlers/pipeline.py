@@ -23,7 +23,10 @@ script with ``submission_path = ""``. Only when nothing usable exists at all (Ph
 no executable solution) does the run fail, with diagnostics (REQ-OR-042).
 
 Phase 1 is the one phase nothing can replace: when its soft window ends and no solution has
-been evaluated yet it is extended up to the finalize-now point, never beyond.
+been evaluated yet it is extended up to the finalize-now point, never beyond — and only until it
+has one: past its soft end Phase 1 cuts the drafts still running at its first scored candidate and
+starts no merge (``handlers.phase1.draft_candidates``), so the extension does not eat the time
+Phase 2 and Phase 3 share.
 
 Choices where the specs pull apart:
 * REQ-OR-015 vs REQ-P3-018: with L = 1 the orchestrator does not call Phase 3 at all
