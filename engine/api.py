@@ -27,7 +27,7 @@ other (``db`` as for ``--db``: default ``$ENGINE_DB`` or ``./engine-runs/engine.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import anyio
 
@@ -43,6 +43,7 @@ from events.domain import (
 )
 from engine import runs as runs_mod
 from engine.envconfig import apply_env
+from engine.references import checked_discussions, with_contamination_check
 from engine.validate import config_problems, raise_if, task_problems, task_spec_problems
 
 TaskInput = str | Path | TaskDescription
@@ -112,16 +113,25 @@ async def run_strategy(strategy: str, task: TaskInput, config: PipelineConfig | 
 
 
 async def run_pipeline(task: TaskInput, config: PipelineConfig | None = None, *, agent: str = "auto",
-                       db: str | Path | None = None, seed: int = 0) -> FinalResult:
-    """REQ-OR-001: the whole MLE-STAR pipeline; a fully populated ``FinalResult``."""
-    result = await run_strategy("mle-star", task, config, agent=agent, db=db, seed=seed)
+                       db: str | Path | None = None, seed: int = 0,
+                       reference_discussions: Sequence[str] | None = None) -> FinalResult:
+    """REQ-OR-001: the whole MLE-STAR pipeline; a fully populated ``FinalResult``.
+    ``reference_discussions`` turns on finalization's contamination check (REQ-FN-030/034,
+    ``engine.references``); an empty list is an ``InputError``."""
+    params = None
+    if reference_discussions is not None:
+        params = with_contamination_check(None, checked_discussions(reference_discussions))
+        config = (config if config is not None else PipelineConfig()).model_copy(update={"contamination_check": True})
+    result = await run_strategy("mle-star", task, config, agent=agent, db=db, seed=seed, params=params)
     return FinalResult.model_validate(result)
 
 
 def run_pipeline_sync(task: TaskInput, config: PipelineConfig | None = None, *, agent: str = "auto",
-                      db: str | Path | None = None, seed: int = 0) -> FinalResult:
+                      db: str | Path | None = None, seed: int = 0,
+                      reference_discussions: Sequence[str] | None = None) -> FinalResult:
     """REQ-OR-053: ``run_pipeline`` for callers without an event loop."""
-    return anyio.run(lambda: run_pipeline(task, config, agent=agent, db=db, seed=seed))
+    return anyio.run(lambda: run_pipeline(task, config, agent=agent, db=db, seed=seed,
+                                          reference_discussions=reference_discussions))
 
 
 async def run_phase1(task: TaskInput, config: PipelineConfig | None = None, *, agent: str = "auto",

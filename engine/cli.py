@@ -120,15 +120,23 @@ def start(
                                           help="Record results as they finish (faster, not reproducible)."),
     sandbox: Optional[str] = typer.Option(None, "--sandbox",
                                           help="auto | bwrap | none: isolate evaluation scripts (default auto)."),
+    reference_discussions: Optional[Path] = typer.Option(
+        None, "--reference-discussions", help="Check the final solution for contamination against these "
+        "discussions (JSON list, or text separated by '---' lines). Off by default."),
     json_out: bool = typer.Option(False, "--json"),
     db: Optional[Path] = DbOpt,
 ) -> None:
     """Start a run and drive it to the end."""
-    cfg = build_config(preset=preset, config_file=config, overrides=set_,
-                       extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget, "sandbox": sandbox})
+    from engine.references import read_reference_discussions, with_contamination_check
     from engine.validate import InputError, validate_start
 
-    try:  # REQ-OR-002: bad task or config → exit 2, before the database or any event exists
+    params: dict[str, object] = {}
+    try:  # REQ-OR-002: bad task, config or file → exit 2, before the database or any event exists
+        if reference_discussions is not None:  # REQ-FN-030/034: the contamination check, on request
+            params = with_contamination_check(params, read_reference_discussions(reference_discussions))
+        cfg = build_config(preset=preset, config_file=config, overrides=set_,
+                           extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget, "sandbox": sandbox,
+                                  "contamination_check": True if params else None})
         validate_start(task, cfg, strategy=strategy)
     except InputError as exc:
         fail(str(exc))
@@ -137,7 +145,7 @@ def start(
     store, path = _store(db, must_exist=False)
     new_id = runs_mod.create_run(store, db=path, task_spec=task, strategy=strategy,
                                  backend_name=getattr(backend, "record_name", agent), config=cfg, seed=seed,
-                                 run_id=run_id, deterministic_order=not completion_order)
+                                 run_id=run_id, deterministic_order=not completion_order, params=params)
     if not json_out:
         note = getattr(backend, "selection_note", "")
         if note:

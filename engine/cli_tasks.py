@@ -80,13 +80,8 @@ def prepare_cmd(
 
 
 def _locate_run(run_id: str, db: Path | None) -> tuple[LoadedTask, Path]:
-    try:
-        from engine.runs import locate_run_submission
-    except ImportError:
-        _fail(
-            f"grading a run by id is not wired yet (engine.runs.locate_run_submission is "
-            f"missing); use `engine grade --task TASK --submission FILE` instead of {run_id!r}"
-        )
+    from engine.runs import locate_run_submission
+
     try:
         return locate_run_submission(run_id, db)
     except (TaskError, LookupError, ValueError, OSError) as exc:

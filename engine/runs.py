@@ -154,11 +154,11 @@ def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBack
     async def evaluate(request: EvaluationRequested, code: str):
         from engine.harness.executor import EvalContext, run_evaluation
 
-        s = driver_state()
-        task_dir = Path(s.task_dir)
+        run = driver_state().context()
+        task_dir = run.task_dir
         sample = task_dir / "sample_submission.csv"
-        cfg = PipelineConfig.model_validate(s.config)
-        ctx = EvalContext(run_dir=Path(s.run_dir), task_dir=task_dir,
+        cfg = run.config
+        ctx = EvalContext(run_dir=run.run_dir, task_dir=task_dir,
                           sample_submission=sample if sample.exists() else None,
                           subsample_limit=cfg.subsample_limit, memory_limit_mb=cfg.memory_limit_mb, gpu_info=gpu,
                           sandbox_mode=sandbox_mode, protected=protected)

@@ -96,4 +96,14 @@ class Score:
         return [i for i, f in sorted(((i, f) for i, f in keyed if f is not None), key=lambda p: -p[1])]
 
 
-__all__ = ["Score", "Ties", "usable"]
+# An ablation study's printout is never a validation score (REQ-P2O-020): its evaluations are
+# left out of every best-so-far (the run-wide fallback and the projection the CLI shows).
+UNSCORED_PURPOSES = frozenset({"ablation"})
+
+
+def counts_toward_best(purpose: str) -> bool:
+    """Whether an evaluation of this purpose may become the run's best."""
+    return purpose not in UNSCORED_PURPOSES
+
+
+__all__ = ["UNSCORED_PURPOSES", "Score", "Ties", "counts_toward_best", "usable"]

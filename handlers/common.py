@@ -11,8 +11,8 @@ from handlers.prompts import build_request, extract_code_block
 from handlers.deadline import MAX_EVAL_TIMEOUT_S, MIN_EVAL_TIMEOUT_S, Deadline
 from handlers.runtime import Workflow
 
-__all__ = ["MIN_EVAL_TIMEOUT_S", "AgentReply", "ask", "code_of", "deadline_of", "info", "looks_like_code", "score_rule",
-           "session_for_scope", "timeout_for", "warn", "with_score"]
+__all__ = ["MIN_EVAL_TIMEOUT_S", "AgentReply", "ask", "code_of", "deadline_of", "info", "looks_like_code", "past",
+           "score_rule", "session_for_scope", "timeout_for", "warn", "with_score"]
 
 AgentReply = AgentCallCompleted | AgentCallFailed
 
@@ -88,6 +88,11 @@ def deadline_of(wf: Workflow, deadline_s: float | None = None) -> Deadline:
     if d.soft_s is None:
         d = Deadline(float(wf.config.time_limit_seconds), d.hard_s)
     return d
+
+
+def past(wf: Workflow, deadline_s: float | None = None) -> bool:
+    """The unit of work's soft end has passed: it starts no new step (see ``Deadline``)."""
+    return deadline_of(wf, deadline_s).passed(wf.now)
 
 
 def timeout_for(wf: Workflow, deadline_s: float | None, want_s: float = MAX_EVAL_TIMEOUT_S) -> float:

@@ -48,8 +48,8 @@ from events.phase3 import (
     SubmissionProduced,
     SubsamplingRemoved,
 )
-from handlers.common import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, warn
-from handlers.evaluation import Evaluated, bug_text, evaluate_with_retry
+from handlers.common import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, past, warn
+from handlers.evaluation import EvalPolicy, Evaluated, bug_text, evaluate_with_retry
 from handlers.prompts import fenced_blocks
 from handlers.runtime import Workflow
 from handlers.safety import debug_once
@@ -181,10 +181,10 @@ async def produce_submission(wf: Workflow, solution: SolutionScript, solution_id
     while not past(wf, deadline_s):
         info(wf, "test script evaluation started", script_chars=len(script.content),
              timeout_s=remaining(wf, deadline_s))
-        last = await evaluate_with_retry(wf, script, name="test" if n == 0 else f"test-{n}", purpose="submission",
-                                         timeout_s=remaining(wf, deadline_s), origin=origin, parents=parents,
-                                         detail=detail, expect_submission=True,
-                                         max_debug_attempts=attempts_left, deadline_s=deadline_s)
+        last = await evaluate_with_retry(wf, script,
+                                         EvalPolicy.submission(remaining(wf, deadline_s), attempts_left, deadline_s),
+                                         name="test" if n == 0 else f"test-{n}", origin=origin, parents=parents,
+                                         detail=detail)
         attempts_left -= last.debug_attempts
         problem = submission_problem(last)
         sub = last.submission
@@ -299,10 +299,6 @@ def parse_verdict(reply: AgentReply) -> str | None:
 
 
 # --- time -------------------------------------------------------------------------------------
-
-
-def past(wf: Workflow, deadline_s: float | None) -> bool:
-    return deadline_of(wf, deadline_s).passed(wf.now)
 
 
 def remaining(wf: Workflow, deadline_s: float | None) -> float:

@@ -45,7 +45,7 @@ from events.score import Ties
 from events.pipeline import WorkCut
 from events.phase2 import BlockMatch, AblationSummarized, BlockExtracted, BlockExtractionFailed, OuterStepCompleted, PathFailed
 from handlers.common import AgentReply, ask, code_of, deadline_of, info, score_rule, warn, with_score
-from handlers.evaluation import evaluate_with_retry
+from handlers.evaluation import EvalPolicy, evaluate_with_retry
 from handlers.phase2_inner import locate_block, past_deadline, path_budget_s, run_phase2_inner_loop, validate_code_block
 from handlers.prompts import build_request, extract_code_block
 from handlers.deadline import DeadlineReached
@@ -83,9 +83,9 @@ async def run_ablation(wf: Workflow, t: int, script: str, parent_id: str,
     """REQ-P2O-020/021: run it through the debug flow; never scored, never leakage-checked.
     Returns (the version that ran last, its stdout + stderr, ran cleanly, its solution id)."""
     ev = await evaluate_with_retry(
-        wf, SolutionScript(content=script, phase=SolutionPhase.refined), name=f"t{t}/ablation-run",
-        purpose="ablation", timeout_s=ablation_timeout(wf, deadline_s), origin="ablation",
-        parents=[parent_id], detail={"outer_step": t}, check_leakage=False, deadline_s=deadline_s)
+        wf, SolutionScript(content=script, phase=SolutionPhase.refined),
+        EvalPolicy.ablation(ablation_timeout(wf, deadline_s), deadline_s), name=f"t{t}/ablation-run",
+        origin="ablation", parents=[parent_id], detail={"outer_step": t})
     res = ev.result
     raw = res.stdout + (("\n" + res.stderr) if res.stderr.strip() else "")
     if res.is_error:

@@ -38,8 +38,8 @@ from events.domain import (
 )
 from events.score import usable
 from events.phase2 import RefinementAttempted
-from handlers.common import ask, code_of, deadline_of, info, score_rule, warn
-from handlers.evaluation import evaluate_with_retry
+from handlers.common import ask, code_of, deadline_of, info, past, score_rule, warn
+from handlers.evaluation import EvalPolicy, evaluate_with_retry
 from handlers.prompts import extract_code_block
 from handlers.runtime import Workflow
 
@@ -47,9 +47,7 @@ PLANNER_FAILED = "[planner failed]"
 DEADLINE_SKIPPED = "[skipped: deadline reached]"
 
 
-def past_deadline(wf: Workflow, deadline_s: float | None) -> bool:
-    """The path's soft end has passed: no new step or attempt starts."""
-    return deadline_of(wf, deadline_s).passed(wf.now)
+past_deadline = past  # the path's soft end has passed: no new step or attempt starts
 
 
 def remaining_s(wf: Workflow, deadline_s: float | None) -> float:
@@ -225,9 +223,9 @@ async def run_phase2_inner_loop(
         # Score: leakage check, evaluation and debugging before the score counts (REQ-P2I-030/031).
         # No fallback: a candidate that keeps failing has no score (REQ-P2I-027).
         ev = await evaluate_with_retry(
-            wf, candidate, name=name, purpose="refinement", timeout_s=refinement_timeout(wf, deadline_s, budget),
-            origin="refinement", parents=[parent_id],
-            detail={"outer_step": t, "k": k, "plan": plan, "code_block": c_t}, deadline_s=deadline_s,
+            wf, candidate, EvalPolicy.scored("refinement", refinement_timeout(wf, deadline_s, budget), deadline_s),
+            name=name, origin="refinement", parents=[parent_id],
+            detail={"outer_step": t, "k": k, "plan": plan, "code_block": c_t},
         )
         h_k = ev.score if ev.ok and usable(ev.score) else None           # NaN is no score either
         improved = h_k is not None and rule.at_least(h_k, best)          # REQ-P2I-025/026

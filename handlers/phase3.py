@@ -45,9 +45,9 @@ from events.domain import (
 )
 from events.score import Score, Ties, usable
 from events.phase3 import EnsemblePlanned, EnsembleRoundCompleted, EnsembleSelected, Phase3Outcome, RoundStatus
-from handlers.common import ask, code_of, deadline_of, info, score_rule, timeout_for, warn, with_score
+from handlers.common import ask, code_of, info, past, score_rule, timeout_for, warn, with_score
 from handlers.deadline import DeadlineReached
-from handlers.evaluation import Evaluated, evaluate_with_retry
+from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.runtime import Workflow
 
 PLANNER_FAILED = "[ens_planner failed]"                 # REQ-P3-031
@@ -133,9 +133,8 @@ async def ensemble_round(wf: Workflow, r: int, solutions: list[SolutionScript], 
                       reason="deadline reached before evaluation")
 
     # Lines 3/7 with REQ-P3-021/027/028: leakage check, run, debug retries inside the sub-flow.
-    ev = await evaluate_with_retry(wf, script, name=f"round-{r}", purpose="ensemble",
-                                   timeout_s=timeout_for(wf, deadline_s), origin="ensemble",
-                                   parents=parents, detail={"round": r}, deadline_s=deadline_s)
+    ev = await evaluate_with_retry(wf, script, EvalPolicy.scored("ensemble", timeout_for(wf, deadline_s), deadline_s),
+                                   name=f"round-{r}", origin="ensemble", parents=parents, detail={"round": r})
     score = usable_score(ev)
     if score is None:                                                             # REQ-P3-029
         warn(wf, f"Phase 3 ensemble round {r} failed", round=r, plan=plan[:200], error=error_summary(ev))
@@ -228,7 +227,3 @@ def error_summary(ev: Evaluated) -> str:
     if lines:
         return lines[-1][:300]
     return "the script printed no validation score" if not ev.result.is_error else f"exit code {ev.result.exit_code}"
-
-
-def past(wf: Workflow, deadline_s: float | None) -> bool:
-    return deadline_of(wf, deadline_s).passed(wf.now)

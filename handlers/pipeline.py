@@ -23,7 +23,10 @@ script with ``submission_path = ""``. Only when nothing usable exists at all (Ph
 no executable solution) does the run fail, with diagnostics (REQ-OR-042).
 
 Phase 1 is the one phase nothing can replace: when its soft window ends and no solution has
-been evaluated yet it is extended up to the finalize-now point, never beyond.
+been evaluated yet it is extended up to the finalize-now point, never beyond — and only until it
+has one: past its soft end Phase 1 cuts the drafts still running at its first scored candidate and
+starts no merge (``handlers.phase1.draft_candidates``), so the extension does not eat the time
+Phase 2 and Phase 3 share.
 
 Choices where the specs pull apart:
 * REQ-OR-015 vs REQ-P3-018: with L = 1 the orchestrator does not call Phase 3 at all
@@ -54,6 +57,7 @@ from events.domain import (
 )
 from events.score import Ties
 from events.pipeline import DeadlineHit, FallbackUsed, FinalizeNow, PhaseSkipped, WorkCut
+from handlers.bestsofar import best_so_far, track_best
 from handlers.common import score_rule, warn
 from handlers.finalization import run_finalization
 from handlers.phase1 import post_merge_checks, run_phase1
@@ -95,6 +99,7 @@ async def main(wf: Workflow) -> None:
 class Pipeline:
     def __init__(self, wf: Workflow, phases: Phases) -> None:
         self.wf, self.phases = wf, phases
+        track_best(wf)  # the run-wide fallback watches every evaluation from the start
         self.config = wf.config
         self.plan = TimePlan.from_config(self.config, start_s=wf.start.elapsed_s)
         self.ledger = Ledger()
@@ -179,7 +184,7 @@ class Pipeline:
         race = self._race(window, self.phases.phase1(self._bounded(window, self.plan.finalize_at_s),
                                                      deadline_s=window.soft_end_s))
         how = await race.wait(window.end_s)
-        if how == "deadline" and wf.best_so_far() is None and window.end_s < self.plan.finalize_at_s:
+        if how == "deadline" and best_so_far(wf) is None and window.end_s < self.plan.finalize_at_s:
             # Nothing usable yet and nothing can replace Phase 1: keep going up to finalize-now.
             wf.record(DeadlineHit(phase="phase1", deadline_s=window.end_s, action="extended"))
             how = await race.wait(self.plan.finalize_at_s)
@@ -187,7 +192,7 @@ class Pipeline:
         self._after(outcome)
         if outcome.ok:
             return outcome.value
-        found = wf.best_so_far()
+        found = best_so_far(wf)
         if found is None:                                                       # REQ-OR-042 / OR-030.4
             raise PipelineError(f"Phase 1 produced no usable solution ({outcome.status}): {outcome.error}",
                                 self._diagnostics(outcome))

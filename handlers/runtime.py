@@ -19,6 +19,7 @@ from collections import deque
 from typing import Any, Awaitable, Callable, Coroutine, Iterable, TypeVar
 
 from events.base import EffectRequest, EffectResult, Event, NewEvent
+from events.context import RunContext
 from events.core import (
     AgentCallCompleted,
     AgentCallFailed,
@@ -29,13 +30,11 @@ from events.core import (
     RunCompleted,
     RunFailed,
     RunStarted,
-    SolutionEvaluated,
     SolutionRecorded,
     TimerFired,
     TimerRequested,
 )
 from events.domain import PipelineConfig, PipelineError, SolutionScript
-from events.score import Score, Ties
 from handlers.deadline import UNBOUNDED, Deadline, DeadlineReached
 from handlers.futures import Cancelled, Task, _Future, _Wake
 
@@ -52,10 +51,12 @@ class Runtime:
         self._used_ids: dict[str, int] = {}
         self._solutions: dict[str, SolutionRecorded] = {}
         self._recorded_in_scope: set[tuple[str, str]] = set()  # membership only; never iterated
-        self.best: tuple[float, str] | None = None  # (score, solution_id) over SolutionEvaluated
+        self._observers: list[Callable[[Event], None]] = []  # see Workflow.observe
+        self._shared: dict[str, Any] = {}                     # see Workflow.shared
         self._out: list[NewEvent] = []
         self._current: Task | None = None
         self.start: RunStarted | None = None
+        self.context: RunContext | None = None   # RunStarted, validated once
         self.now = 0.0
         # Spend is summed in whole nano-dollars: float addition depends on the order of the
         # terms, and results may arrive in any order, so a float sum could differ in its last bits.
@@ -76,6 +77,7 @@ class Runtime:
             if self.start is not None:
                 raise ValueError("RunStarted fed twice")
             self.start = event
+            self.context = RunContext.of(event)
             wf = Workflow(self, scope="run")
             self._spawn(self._run_main(wf), "main", parent=None)
         elif isinstance(event, EffectResult):
@@ -222,8 +224,13 @@ class Workflow:
         return self._rt.start
 
     @property
+    def context(self) -> RunContext:
+        assert self._rt.context is not None
+        return self._rt.context
+
+    @property
     def config(self) -> PipelineConfig:
-        return PipelineConfig.model_validate(self.start.config)
+        return self.context.config
 
     @property
     def now(self) -> float:
@@ -269,32 +276,19 @@ class Workflow:
 
     def record(self, event: Event) -> None:
         self._rt._emit(event, self.scope)
-        if isinstance(event, SolutionEvaluated) and event.purpose != "ablation":
-            self._track_best(event)
+        for observe in self._rt._observers:
+            observe(event)
 
-    def _track_best(self, event: SolutionEvaluated) -> None:
-        if not event.is_executable or event.score is None:
-            return
-        best = self._rt.best
-        if Score(self.start.task.metric_direction).better(event.score, None if best is None else best[0],
-                                                         Ties.LATER_WINS):
-            self._rt.best = (event.score, event.solution_id)
+    def observe(self, fn: Callable[[Event], None]) -> None:
+        """Call ``fn`` with every decision recorded from now on (a strategy's own fold of its
+        decisions, e.g. MLE-STAR's best-so-far; deterministic because the decisions are)."""
+        self._rt._observers.append(fn)
 
-    def rebase_best(self, solution_id: str, score: float) -> None:
-        """From now on the run-wide best starts from ``solution_id``: what was evaluated before
-        is no longer current (e.g. versions Phase 1's safety checks replaced), so no fallback can
-        bring it back."""
-        self._rt.best = (score, solution_id)
-
-    def best_so_far(self) -> tuple[SolutionScript, float] | None:
-        """The best evaluated solution of the run that is still current (later ties win), for
-        fallbacks; see :meth:`rebase_best`."""
-        if self._rt.best is None:
-            return None
-        score, sid = self._rt.best
-        rec = self._rt._solutions[sid]
-        return SolutionScript(content=rec.content, phase=rec.phase, score=score,
-                              source_model=rec.source_model), score
+    def shared(self, key: str, make: Callable[[], T]) -> T:
+        """Per-run state a strategy keeps across its units of work, made once on first use."""
+        if key not in self._rt._shared:
+            self._rt._shared[key] = make()
+        return self._rt._shared[key]
 
     def solution(self, solution_id: str) -> SolutionScript:
         rec = self._rt._solutions[solution_id]

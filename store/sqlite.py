@@ -52,14 +52,6 @@ class SQLiteEventStore:
 
     # --- schema -----------------------------------------------------------------------------
 
-    def _check_header(self) -> None:
-        with open(self.path, "rb") as fh:
-            head = fh.read(16)
-        if head and head != b"SQLite format 3\x00":
-            raise NotAnEngineDatabase(
-                f"{self.path} is not an engine database (not even SQLite); pass --db with the right file"
-            )
-
     def _table_names(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 

@@ -73,10 +73,8 @@ def _load_dotted(path: str) -> Callable[..., Any]:
 
 
 def _builtin(config: PipelineConfig, replay_source: Any) -> AgentBackend:
-    try:
-        from engine.agents.builtin import BuiltinBackend
-    except ImportError as exc:
-        raise BackendUnavailable(f"the builtin backend is not available: {exc}") from exc
+    from engine.agents.builtin import BuiltinBackend
+
     return _construct(BuiltinBackend, config=config, replay_source=replay_source)
 
 
@@ -118,10 +116,8 @@ def select_backend(
     if name == "replay":
         if replay_source is None:
             raise BackendUnavailable("the replay backend needs a recorded run to replay (replay_source)")
-        try:
-            from engine.agents.replay import ReplayBackend
-        except ImportError as exc:
-            raise BackendUnavailable(f"the replay backend is not available: {exc}") from exc
+        from engine.agents.replay import ReplayBackend
+
         return BackendChoice(_construct(ReplayBackend, config=config, replay_source=replay_source), "replay",
                              "backend: replay (answers from a recorded run)")
     if ":" in name:

@@ -156,9 +156,10 @@ def _comparable(score: float | None) -> bool:
 def is_better_solution(new_result: EvaluationResult, old_score: float, direction: MetricDirection) -> bool:
     """REQ-EX-023: strictly better, via ``is_improvement`` (REQ-EX-022); False for an error or
     a missing score."""
-    if new_result.is_error or not _comparable(new_result.score):
+    score = new_result.score
+    if new_result.is_error or score is None or not _comparable(score):
         return False
-    return is_improvement(new_result.score, old_score, direction)  # type: ignore[arg-type]
+    return is_improvement(score, old_score, direction)
 
 
 def rank_solutions(
@@ -182,9 +183,10 @@ def rank_solutions(
 
     def order(a: tuple[SolutionScript, EvaluationResult], b: tuple[SolutionScript, EvaluationResult]) -> int:
         sa, sb = a[1].score, b[1].score
-        if is_improvement(sa, sb, direction):  # type: ignore[arg-type]
+        assert sa is not None and sb is not None  # only scored pairs are ordered
+        if is_improvement(sa, sb, direction):
             return -1
-        if is_improvement(sb, sa, direction):  # type: ignore[arg-type]
+        if is_improvement(sb, sa, direction):
             return 1
         return 0
 
