@@ -28,7 +28,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 out = Console()
 err = Console(stderr=True)
 
-DbOpt = typer.Option(None, "--db", help="Event database (default $ENGINE_DB or ./engine-runs/engine.db).")
+DbOpt = typer.Option(None, "--db", help="Event database: a file or a postgresql:// URL (default $ENGINE_DB or ./engine-runs/engine.db).")
 
 
 class UsageError(Exception):
@@ -47,7 +47,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return (StoreError, EngineError, ConfigError, StrategyError, UsageError, TaskError, BackendUnavailable)
 
 
-def _store(db: Optional[Path], *, must_exist: bool = True):
+def _store(db: Optional[str | Path], *, must_exist: bool = True):
     path = runs_mod.db_path(db)
     if must_exist and not path.exists():
         raise UsageError(f"no engine database at {path}; start a run first or pass --db")
@@ -124,7 +124,7 @@ def start(
         None, "--reference-discussions", help="Check the final solution for contamination against these "
         "discussions (JSON list, or text separated by '---' lines). Off by default."),
     json_out: bool = typer.Option(False, "--json"),
-    db: Optional[Path] = DbOpt,
+    db: Optional[str] = DbOpt,
 ) -> None:
     """Start a run and drive it to the end."""
     from engine.references import read_reference_discussions, with_contamination_check
@@ -159,7 +159,7 @@ def start(
 
 
 @app.command()
-def resume(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Optional[Path] = DbOpt) -> None:
+def resume(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
     """Continue a stopped, crashed or timed-out run exactly where it stopped."""
     store, _ = _store(db)
     _drive_and_report(store, run_id, json_out=json_out)
@@ -169,7 +169,7 @@ def resume(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Opti
 
 
 @app.command("runs")
-def list_runs(json_out: bool = typer.Option(False, "--json"), db: Optional[Path] = DbOpt) -> None:
+def list_runs(json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
     """List the runs in the database."""
     store, _ = _store(db)
     rows = [_state(store, r.run_id).summary() | {"created_at": r.created_at} for r in store.list_runs()]
@@ -184,7 +184,7 @@ def list_runs(json_out: bool = typer.Option(False, "--json"), db: Optional[Path]
 
 
 @app.command()
-def status(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Optional[Path] = DbOpt) -> None:
+def status(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
     """Where a run stands: phase, best score, time, cost, calls."""
     store, _ = _store(db)
     summary = _state(store, run_id).summary()
@@ -200,7 +200,7 @@ def status(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Opti
 @app.command("log")
 def show_log(run_id: str, follow: bool = typer.Option(False, "--follow", "-f"),
              type_: Optional[str] = typer.Option(None, "--type", help="Only events of this type."),
-             json_out: bool = typer.Option(False, "--json"), db: Optional[Path] = DbOpt) -> None:
+             json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
     """Print a run's events (optionally following new ones)."""
     store, _ = _store(db)
     store.get_run(run_id)
@@ -227,7 +227,7 @@ def show_log(run_id: str, follow: bool = typer.Option(False, "--follow", "-f"),
 
 
 @app.command()
-def verify(run_id: str, db: Optional[Path] = DbOpt) -> None:
+def verify(run_id: str, db: Optional[str] = DbOpt) -> None:
     """Check the hash chain: every stored byte as it was sealed."""
     store, _ = _store(db)
     problem = store.verify_chain(run_id)
@@ -258,7 +258,7 @@ def _print_sandbox_audit(store: Any, run_id: str) -> None:
 
 @app.command()
 def replay(run_id: str, against: Optional[Path] = typer.Option(None, "--against", help="A stored export (JSONL)."),
-           db: Optional[Path] = DbOpt) -> None:
+           db: Optional[str] = DbOpt) -> None:
     """Re-derive every decision from the recorded inputs; name the first divergence."""
     from engine.replaying import replay_log
 
@@ -280,7 +280,7 @@ def replay(run_id: str, against: Optional[Path] = typer.Option(None, "--against"
 
 
 @app.command()
-def export(run_id: str, output: Path = typer.Option(..., "-o", "--output"), db: Optional[Path] = DbOpt) -> None:
+def export(run_id: str, output: Path = typer.Option(..., "-o", "--output"), db: Optional[str] = DbOpt) -> None:
     """Write a run's log as JSON Lines."""
     store, _ = _store(db)
     with open(output, "w", encoding="utf-8") as fh:
@@ -289,7 +289,7 @@ def export(run_id: str, output: Path = typer.Option(..., "-o", "--output"), db: 
 
 
 @app.command("import")
-def import_(source: Path, db: Optional[Path] = DbOpt) -> None:
+def import_(source: Path, db: Optional[str] = DbOpt) -> None:
     """Load a run exported with `engine export` (the hash chain is checked)."""
     if not source.is_file():
         raise UsageError(f"{source}: no such file")

@@ -79,7 +79,7 @@ def prepare_cmd(
     typer.echo(f"  private (answers):        {path / 'prepared' / 'private'}")
 
 
-def _locate_run(run_id: str, db: Path | None) -> tuple[LoadedTask, Path]:
+def _locate_run(run_id: str, db: str | Path | None) -> tuple[LoadedTask, Path]:
     from engine.runs import locate_run_submission
 
     try:
@@ -117,7 +117,7 @@ def grade_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Also write the report as JSON to this file.")] = None,
-    db: Annotated[Optional[Path], typer.Option(
+    db: Annotated[Optional[str], typer.Option(
         "--db", help="Event database, for RUN_ID (default $ENGINE_DB or ./engine-runs/engine.db).")] = None,
     tasks_dir_opt: Annotated[Optional[Path], typer.Option(
         "--tasks-dir", help="Where bundled tasks are prepared (default $ENGINE_TASKS_DIR or "

@@ -26,3 +26,21 @@ def pg_url():
 def schema_for(path: Path) -> str:
     """A schema of its own per test (named from its tmp_path), so tests never see each other's runs."""
     return "t_" + hashlib.sha1(str(path).encode()).hexdigest()[:24]
+
+
+def fresh_database(pg_url: str, name: str) -> str:
+    """Create database ``name`` on the test server and return its URL (for `engine` subprocesses,
+    which use a database's default schema)."""
+    import urllib.parse
+
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    parts = urllib.parse.urlsplit(pg_url)
+    return urllib.parse.urlunsplit(parts._replace(path="/" + name))
+
+
+def database_name(path: Path) -> str:
+    return "d_" + hashlib.sha1(str(path).encode()).hexdigest()[:24]
