@@ -79,8 +79,9 @@ def _shape_problem(task: LoadedTask, sub: pd.DataFrame, answers: pd.DataFrame) -
 def _read_answers(task: LoadedTask) -> pd.DataFrame:
     if task.answers is None:
         raise TaskError(
-            f"task {task.competition_id} has no private answers (looked for private/answers.csv "
-            f"under {task.root}); it cannot be graded"
+            f"task {task.competition_id} has no private answers (looked for private/answers.csv, "
+            f"or a single CSV in private/ as MLE-bench prepares them, under {task.root}); it cannot be graded; "
+            "name the file with `answers:` in task.yaml"
         )
     try:
         answers = pd.read_csv(task.answers)

@@ -299,24 +299,36 @@ async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBac
 
 def locate_run_submission(run_id: str, db: str | Path | None = None):
     """The task and the submission file of a run, for ``engine grade RUN_ID``."""
-    from engine.tasks import load_task
 
     store = open_store(db_path(db), create=False)
     state = fold(store.read(run_id))
     if not state.run_dir:
         raise EngineError(f"run {run_id} has no RunStarted event")
-    task_root = Path(state.run_dir) / "task"
-    candidates = [p for p in task_root.iterdir() if p.is_dir()] if task_root.is_dir() else []
-    task = None
-    for root in [task_root, *candidates]:
-        try:
-            task = load_task(root)
-            if task.public_dir.resolve() == Path(state.task_dir).resolve():
-                break
-        except Exception:
-            continue
-    if task is None:
-        task = load_task(Path(state.task_dir))
+    task = _task_of_run(Path(state.run_dir), Path(state.task_dir))
     if not state.submission_path:
         raise EngineError(f"run {run_id} has no submission ({state.status}); nothing to grade")
     return task, Path(state.submission_path)
+
+
+def _task_of_run(run_dir: Path, public_dir: Path):
+    """The task whose public data the run's agents saw, loaded from a root that also holds its
+    private answers: the copy a bundled task was prepared into (``<run>/task/<name>``), else the
+    task directory the run was started from — the parents of its ``public/`` (``prepared/`` and the
+    competition root, MLE-bench's layout), where grading finds them."""
+    from engine.tasks import TaskError, load_task
+
+    prepared_copy = run_dir / "task"
+    roots = sorted(p for p in prepared_copy.iterdir() if p.is_dir()) if prepared_copy.is_dir() else []
+    roots += [public_dir.parent.parent, public_dir.parent] if public_dir.name == "public" else []
+    seen = public_dir.resolve()
+    fallback = None
+    for root in roots:
+        try:
+            task = load_task(root)
+        except TaskError:
+            continue
+        if task.public_dir.resolve() == seen:
+            if task.answers is not None:
+                return task
+            fallback = fallback or task
+    return fallback or load_task(public_dir)
