@@ -82,13 +82,8 @@ def _ours(path: Path, batches: list[int]) -> float:
     return head / elapsed
 
 
-def _raw(path: Path, batches: list[int]) -> float:
-    """Plain sqlite3: the same rows (serialised beforehand), one transaction per batch."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.executescript(RAW_SCHEMA)
-    conn.execute("INSERT INTO runs VALUES ('B', 0, '')")
+def raw_rows(batches: list[int]) -> list[list[tuple]]:
+    """The rows a raw baseline inserts for run 'B': the same Note events, serialised beforehand."""
     rows, seq = [], 0
     for size in batches:
         batch = []
@@ -98,6 +93,18 @@ def _raw(path: Path, batches: list[int]) -> float:
             batch.append(("B", seq, "Note", 1, "bench", None, "2026-01-01T00:00:00.000000+00:00", payload,
                           "0" * 64, "f" * 64, None))
         rows.append(batch)
+    return rows
+
+
+def _raw(path: Path, batches: list[int]) -> float:
+    """Plain sqlite3: the same rows (serialised beforehand), one transaction per batch."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.executescript(RAW_SCHEMA)
+    conn.execute("INSERT INTO runs VALUES ('B', 0, '')")
+    rows = raw_rows(batches)
+    seq = sum(batches)
     t0 = time.perf_counter()
     for batch in rows:
         conn.execute("BEGIN IMMEDIATE")

@@ -24,8 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.bench_core import _note  # noqa: E402  (the same 200-byte Note events)
-from events.base import canonical_json  # noqa: E402
+from bench.bench_core import _note, raw_rows  # noqa: E402  (the same 200-byte Note events)
 
 RAW_SCHEMA = """
 CREATE TABLE runs(run_id TEXT PRIMARY KEY, head_seq BIGINT, head_hash TEXT);
@@ -77,15 +76,7 @@ def _raw(url: str, schema: str, batches: list[int]) -> float:
         conn.execute("SET synchronous_commit = on")
         conn.execute(RAW_SCHEMA)
         conn.execute("INSERT INTO runs VALUES ('B', 0, '')")
-        rows, seq = [], 0
-        for size in batches:
-            batch = []
-            for _ in range(size):
-                seq += 1
-                payload = canonical_json(_note(seq).event.payload())
-                batch.append(("B", seq, "Note", 1, "bench", None, "2026-01-01T00:00:00.000000+00:00", payload,
-                              "0" * 64, "f" * 64, None))
-            rows.append(batch)
+        rows, seq = raw_rows(batches), sum(batches)
         t0 = time.perf_counter()
         for batch in rows:
             with conn.transaction(), conn.cursor() as cur:
