@@ -65,8 +65,9 @@ def _note(i: int) -> NewEvent:
     return NewEvent(event=Note(level="info", message=f"event {i}", data={"i": i, "text": "x" * 200}), scope="bench")
 
 
-def _ours(path: Path, batches: list[int]) -> float:
-    store = SQLiteEventStore(path)  # defaults: WAL, synchronous=FULL
+def appends_per_second(store, batches: list[int]) -> float:
+    """Durable appends/s of an event store (any backend) appending Notes to a new run 'B' in the
+    given batch sizes; closes the store."""
     store.create_run("B", strategy="bench", task="bench")
     prepared, i = [], 0
     for size in batches:  # the caller's events exist before it appends (as raw's rows do)
@@ -80,6 +81,10 @@ def _ours(path: Path, batches: list[int]) -> float:
     elapsed = time.perf_counter() - t0
     store.close()
     return head / elapsed
+
+
+def _ours(path: Path, batches: list[int]) -> float:
+    return appends_per_second(SQLiteEventStore(path), batches)  # defaults: WAL, synchronous=FULL
 
 
 def raw_rows(batches: list[int]) -> list[list[tuple]]:

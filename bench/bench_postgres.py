@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.bench_core import _note, raw_rows  # noqa: E402  (the same 200-byte Note events)
+from bench.bench_core import appends_per_second, raw_rows  # noqa: E402  (the same Note events)
 
 RAW_SCHEMA = """
 CREATE TABLE runs(run_id TEXT PRIMARY KEY, head_seq BIGINT, head_hash TEXT);
@@ -50,20 +50,7 @@ def server() -> Iterator[str]:
 def _ours(url: str, schema: str, batches: list[int]) -> float:
     from store.postgres import PostgresEventStore
 
-    store = PostgresEventStore(url, schema=schema, synchronous_commit="on")
-    store.create_run("B", strategy="bench", task="bench")
-    prepared, i = [], 0
-    for size in batches:  # the caller's events exist before it appends (as raw's rows do)
-        prepared.append([_note(i + k) for k in range(size)])
-        i += size
-    head = 0
-    t0 = time.perf_counter()
-    for batch in prepared:
-        store.append("B", batch, expected_seq=head)
-        head += len(batch)
-    elapsed = time.perf_counter() - t0
-    store.close()
-    return head / elapsed
+    return appends_per_second(PostgresEventStore(url, schema=schema, synchronous_commit="on"), batches)
 
 
 def _raw(url: str, schema: str, batches: list[int]) -> float:
