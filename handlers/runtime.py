@@ -14,7 +14,7 @@ runtime *is* the folded handler state (rebuilt on resume by feeding the recorded
 
 from __future__ import annotations
 
-from random import Random  # the seeded generator class only; the global RNG is never used
+from random import Random  # pure-ok: seeded per run and effect; the global RNG is never used
 from collections import deque
 from typing import Any, Awaitable, Callable, Coroutine, Iterable, TypeVar
 

@@ -10,7 +10,7 @@ a pure function of the text.
 from __future__ import annotations
 
 import hashlib
-from random import Random  # the seeded generator type only; the global RNG is never used
+from random import Random  # pure-ok: the seeded generator type only; the global RNG is never used
 import re
 from dataclasses import dataclass
 
