@@ -299,7 +299,6 @@ async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBac
 
 def locate_run_submission(run_id: str, db: str | Path | None = None):
     """The task and the submission file of a run, for ``engine grade RUN_ID``."""
-
     store = open_store(db_path(db), create=False)
     state = fold(store.read(run_id))
     if not state.run_dir:
