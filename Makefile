@@ -8,7 +8,7 @@ TEST_STAMP := $(VENV)/.installed-test-extras
 DEMO_DB := engine-runs/demo.db
 DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test lint test-fast bench fixtures clean sandbox-deps
+.PHONY: venv demo test lint test-fast bench bench-automl fixtures clean sandbox-deps
 
 venv: $(STAMP)
 
@@ -41,10 +41,11 @@ sandbox-deps:
 	fi
 
 # What only the tests (and benchmarks) need beyond the demo: the optional backends' clients, the
+# builtin agent's stronger learner (ml: LightGBM; the demo uses its scikit-learn fallback), the
 # cluster extra (psycopg, ray) and a PostgreSQL server — the Debian package's binaries, started
 # per test session in a temp dir (store/pg_local.py).
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,openai,cluster]'
+	$(PY) -m pip install --quiet -e '.[test,openai,cluster,ml]'
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 	touch $(TEST_STAMP)
@@ -63,6 +64,12 @@ bench: venv $(TEST_STAMP) sandbox-deps
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_sandbox.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_postgres.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_campaign.py
+
+# Our engine against FLAML AutoML at the same wall-clock budget, every bundled task, 3 seeds
+# (hours of CPU: not part of `make bench`).
+bench-automl: venv $(TEST_STAMP) sandbox-deps
+	$(PY) -m pip install --quiet -e '.[bench]'
+	PYTHONPATH=$(CURDIR) $(PY) bench/bench_automl.py --time-limit 120 --seeds 0 1 2 --strategies mle-star evolve
 
 # Re-record the replay fixtures (tests/replays/*.jsonl) after an intended behaviour change.
 fixtures: venv

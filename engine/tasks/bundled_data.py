@@ -1,7 +1,9 @@
 """The catalogue of bundled tasks: which packaged dataset, what to predict, how it is scored.
 
-Only datasets that ship inside installed packages are used (scikit-learn's ``load_*`` readers
-and palmerpenguins' CSV), never ``fetch_*``, so preparing a task needs no network.
+Only datasets that ship inside packages are used (scikit-learn's ``load_*`` readers,
+palmerpenguins' CSV and ISLP's tables vendored in ``data/``), never ``fetch_*``, so preparing a
+task needs no network. The ISLP tasks are the competition-like ones: thousands of rows, text
+categoricals, missing values, an imbalanced binary target, five classes, a skewed count.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Callable
 import pandas as pd
 from sklearn import datasets as skd
 
+from engine.tasks import bundled_islp as islp
 from events.domain import TaskType
 
 
@@ -160,6 +163,90 @@ SPECS: dict[str, BundledSpec] = {
             features="`sepal_length_cm`, `sepal_width_cm`, `petal_length_cm`, `petal_width_cm`.",
             seed=15,
             per_class_probabilities=True,
+        ),
+        BundledSpec(
+            name="wage-education",
+            title="Education From Wage Survey",
+            one_liner="give the probabilities of five education levels of workers from a wage survey",
+            load=islp.wage_education,
+            target="education",
+            metric="logloss",
+            task_type=TaskType.classification,
+            overview=(
+                "Each row is a male worker from the Mid-Atlantic region of the United States, "
+                "surveyed between 2003 and 2009. For every worker, give the probability of each "
+                "of five education levels: below_hs, hs_grad, some_college, college_grad and "
+                "advanced_degree. Some answers were not recorded and are left empty."
+            ),
+            features=(
+                "`year` of the survey, `age`, `maritl` (marital status, text), `race` (text), "
+                "`region` (text), `jobclass` (industrial / information), `health` (text), "
+                "`health_ins` (whether insured, text) and `wage` (raw wage, thousands of dollars)."
+            ),
+            seed=21,
+            per_class_probabilities=True,
+        ),
+        BundledSpec(
+            name="bike-sharing",
+            title="Hourly Bike Rentals",
+            one_liner="predict how many bikes are rented in an hour from calendar and weather",
+            load=islp.bike_sharing,
+            target="bikers",
+            metric="rmse",
+            task_type=TaskType.regression,
+            overview=(
+                "Each row is one hour of a city bike-sharing system in 2011. Predict `bikers`, "
+                "the number of bikes rented during that hour (a count with a long right tail)."
+            ),
+            features=(
+                "`season` (1-4), `mnth` (text: Jan...Dec), `day` (day of the year), `hr` (hour, "
+                "0-23), `holiday`, `weekday` (0-6), `workingday`, `weathersit` (text: clear, "
+                "cloudy/misty, light rain/snow, heavy rain/snow), normalised `temp`, `atemp` "
+                "(felt temperature), `hum` (humidity) and `windspeed`."
+            ),
+            seed=22,
+        ),
+        BundledSpec(
+            name="caravan-insurance",
+            title="Caravan Insurance Buyers",
+            one_liner="find the rare customers who buy caravan insurance, from 85 socio-demographic fields",
+            load=islp.caravan_insurance,
+            target="purchase",
+            metric="roc_auc",
+            task_type=TaskType.classification,
+            overview=(
+                "Each row is a customer of an insurance company. About 6 % of them bought a "
+                "caravan insurance policy. Predict the probability that a customer bought one "
+                "(`purchase` = 1)."
+            ),
+            features=(
+                "85 fields: `MOSTYPE` (customer subtype, text) and `MOSHOOFD` (customer main "
+                "type, text); 41 more `M*` fields describe the customer's postal-code area "
+                "(shares of household types, education, income, ... as integer levels); the "
+                "`P*` fields are contributions to and the `A*` fields numbers of other policies."
+            ),
+            seed=23,
+            positive_class="1",
+        ),
+        BundledSpec(
+            name="credit-default",
+            title="Credit Card Default",
+            one_liner="predict which credit card holders default, from balance, income and status",
+            load=islp.credit_default,
+            target="default",
+            metric="roc_auc",
+            task_type=TaskType.classification,
+            overview=(
+                "Each row is a credit card customer. About 3 % of them defaulted on their debt. "
+                "Predict the probability that a customer defaults (`default` = 1). Some incomes "
+                "and student statuses were not recorded and are left empty."
+            ),
+            features=(
+                "`student` (text: Yes / No), `balance` (average balance left on the card after "
+                "the monthly payment) and `income` (yearly income)."
+            ),
+            seed=24,
+            positive_class="1",
         ),
     )
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from engine.agents.builtin.render_train import render_train
 from engine.agents.builtin.spec import parse_spec
 from events.domain import DataContaminationResult
 
@@ -91,3 +92,25 @@ def test_contamination_verdicts(binary):
                                                   "final solution": script}).structured
     assert DataContaminationResult.model_validate(same).verdict == "Same"
     assert DataContaminationResult.model_validate(novel).verdict == "Novel"
+
+
+def test_test_script_scores_on_a_search_sized_sample_and_refits_on_all_rows(binary):
+    """Issue 19 (a 120 s run's finalization overran): the full-data test script learns its score and
+    blend from out-of-fold predictions on a sample of the search's size (800 of 960 rows here),
+    then refits every model on all rows and predicts every test row."""
+    script = binary.ok("init", task_description="", model_name="random forest", example_code="").code
+    test_script = binary.ok("test", **{"task description": "", "final solution": script}).code
+    assert "SCORE_ROWS = 800" in test_script and 'FINAL_FIT = "full"' in test_script
+    run = binary.run(test_script)
+    assert run.rc == 0, run.stderr
+    assert run.score is not None and 0.5 < run.score <= 1.0
+    assert "final fit: full" in run.stdout
+    test_rows = len(binary.data_dir.joinpath("test.csv").read_text().splitlines()) - 1
+    assert len(run.submission) == test_rows
+    assert "SCORE_ROWS" not in script   # search scripts score on their own (subsampled) rows
+
+
+def test_ablation_studies_use_three_folds_and_solutions_five(binary):
+    spec = parse_spec(_solution(binary, "random forest"))
+    assert "CV_FOLDS = 3 if" in render_train(spec, mode="ablation")
+    assert "CV_FOLDS = 5 if" in render_train(spec)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from engine.agents.builtin.catalog import PREFERENCE
+
 from events.core import AgentCallCompleted
 from events.domain import ExtractorOutput, LeakageDetectionOutput, RetrieverOutput
 
@@ -81,4 +83,5 @@ def test_evolution_requests(regression):
     evolved = _answer(regression, evo.profile_evolver_request("pe", profile=profiles.SEED_PROFILES[2],
                                                               elite_profile=profiles.SEED_PROFILES[0],
                                                               stats={"best": None, "worst": None})).text
-    assert evolved.startswith("draft:") and "hist_gradient_boosting" in evolved.split("\n")[0]
+    # The evolved profile leads with the agent's first-choice family (LightGBM where installed).
+    assert evolved.startswith("draft:") and PREFERENCE["regression"][0] in evolved.split("\n")[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.agents.builtin.catalog import LIGHTGBM_INSTALLED
 from engine.agents.builtin.spec import LOCI, MARKER_RE, parse_spec, split_sections
 from events.domain import RetrieverOutput
 
@@ -90,7 +91,9 @@ def test_sections_are_stub_or_real(binary):
 
 @pytest.mark.parametrize("name,family", [
     ("Histogram gradient boosting (LightGBM-style GBDT) (HistGradientBoostingRegressor)", "hist_gradient_boosting"),
-    ("LightGBM", "hist_gradient_boosting"), ("CatBoost", "hist_gradient_boosting"),
+    # LightGBM is its own family where the ml extra installed it, else scikit-learn's HistGBM.
+    ("LightGBM", "lightgbm" if LIGHTGBM_INSTALLED else "hist_gradient_boosting"),
+    ("CatBoost", "hist_gradient_boosting"),
     ("Gradient Boosting Machine", "gradient_boosting"), ("Logistic Regression", "linear"), ("Ridge", "linear"),
     ("k-NN", "knn"), ("SVC", "svm"), ("TabNet", "mlp"), ("RandomForestClassifier", "random_forest"),
 ])

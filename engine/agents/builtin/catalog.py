@@ -7,6 +7,7 @@ REGULARIZATION) each hyper-parameter belongs to.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,33 @@ def _both(d: dict[str, Any]) -> dict[str, dict[str, Any]]:
 FAMILIES: dict[str, Family] = {
     f.key: f
     for f in [
+        Family(
+            key="lightgbm",
+            title="LightGBM gradient-boosted trees",
+            clf_class="LGBMClassifier",
+            reg_class="LGBMRegressor",
+            module="lightgbm",
+            # A low learning rate with a few hundred small, well-regularised trees: noisy
+            # competition tables with a few thousand rows punish deep, lightly regularised boosting.
+            model_params=_both({"n_estimators": 400, "learning_rate": 0.03, "num_leaves": 15}),
+            reg_params=_both({"min_child_samples": 40, "reg_lambda": 5.0, "subsample": 0.8,
+                              "colsample_bytree": 0.7}),
+            space={
+                "n_estimators": [200, 400, 600, 1000, 1500],
+                "learning_rate": [0.01, 0.02, 0.03, 0.05, 0.1],
+                "num_leaves": [7, 15, 31, 63],
+                "min_child_samples": [5, 10, 20, 40, 80],
+                "reg_lambda": [0.0, 1.0, 5.0, 20.0],
+                "subsample": [0.6, 0.7, 0.8, 1.0],
+                "colsample_bytree": [0.4, 0.5, 0.7, 0.9, 1.0],
+            },
+            # subsample_freq=1 turns row bagging on; one thread keeps the scores reproducible.
+            fixed=_both({"subsample_freq": "1", "n_jobs": "1", "verbose": "-1", "random_state": "SEED"}),
+            prep=TREE_PREP,
+            class_weight=True,
+            keywords=("lightgbm", "lgbm"),
+            tag="LightGBM",
+        ),
         Family(
             key="hist_gradient_boosting",
             title="Histogram gradient boosting (LightGBM-style GBDT)",
@@ -213,13 +241,20 @@ FAMILIES: dict[str, Family] = {
     ]
 }
 
+# LightGBM is optional (extra ``ml``): proposed only where it is installed, so every script the
+# agent writes runs; scikit-learn's histogram GBM is the fallback.
+LIGHTGBM_INSTALLED = importlib.util.find_spec("lightgbm") is not None
+if not LIGHTGBM_INSTALLED:
+    del FAMILIES["lightgbm"]
+
 # Best-first order per task kind: what a sensible engineer would try first on tabular data.
 PREFERENCE = {
-    "classification": ["hist_gradient_boosting", "random_forest", "extra_trees", "linear",
+    "classification": ["lightgbm", "hist_gradient_boosting", "random_forest", "extra_trees", "linear",
                        "gradient_boosting", "svm", "knn", "mlp"],
-    "regression": ["hist_gradient_boosting", "random_forest", "extra_trees", "gradient_boosting",
+    "regression": ["lightgbm", "hist_gradient_boosting", "random_forest", "extra_trees", "gradient_boosting",
                    "linear", "svm", "knn", "mlp"],
 }
+PREFERENCE = {kind: [k for k in keys if k in FAMILIES] for kind, keys in PREFERENCE.items()}
 
 
 def family_for_name(text: str) -> Family | None:

@@ -11,6 +11,7 @@ import math
 import re
 from typing import Any
 
+from engine.agents.builtin.budget import search_rows
 from engine.agents.builtin.catalog import FAMILIES, PREFERENCE
 from engine.agents.builtin.common import Call, CannotAnswer, Reply, as_float, code_reply
 from engine.agents.builtin.refinement import render_gene
@@ -48,6 +49,8 @@ def families_in(text: str) -> list[str]:
     if "hist_gradient_boosting" in first and "gradient_boosting" in first and not re.search(
             r"(?<!hist )(?<!hist_)gradient[ _]boosting", low):
         del first["gradient_boosting"]     # "hist gradient boosting" is not plain GBM
+    if "lightgbm" in first and "hist_gradient_boosting" in first and "hist" not in low:
+        del first["hist_gradient_boosting"]  # its keywords name LightGBM only as the fallback
     return sorted(first, key=lambda k: first[k])
 
 
@@ -95,10 +98,10 @@ def draft(call: Call) -> Reply:
     used_tags = {t.split("→")[0].split("->")[0].strip().lower() for t in tags}
     untried = [f for f in order if f not in used_single]
     base_family = FAMILIES[(untried or order)[0]]
-    spec = new_spec(call.kind, call.metric, call.ctx.seed, call.ctx.config.subsample_limit, base_family)
+    spec = new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), base_family)
     if untried:
         pick = untried[rng.randrange(min(2, len(untried)))]
-        spec = new_spec(call.kind, call.metric, call.ctx.seed, call.ctx.config.subsample_limit, FAMILIES[pick])
+        spec = new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), FAMILIES[pick])
     else:
         # Every single family was drafted: try a two-family blend with a seeded variation.
         for _ in range(30):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import structlog
 
+from engine.agents.builtin.budget import search_rows
 from engine.agents.builtin.common import Call, CannotAnswer, Reply, block_reply, code_reply, require_spec
 from engine.agents.builtin.refinement import render_gene
 from engine.agents.builtin.render import render_solution
@@ -26,11 +27,13 @@ def test(call: Call) -> Reply:
     parsed = parse_gene_block(block or "")
     if block is None or parsed is None:
         raise CannotAnswer("builtin test: the TRAINING_TRICKS section has no builtin gene")
-    gene = {**parsed[1], "final_fit": "full"}
+    # Every model is refit on all rows; the score and blend weights come from out-of-fold
+    # predictions on a sample of the search's size (render_train._score_rows_code).
+    gene = {**parsed[1], "final_fit": "full", "score_rows": search_rows(call.ctx.config)}
     new_block = render_gene(call, "TRAINING_TRICKS", gene)
     return code_reply(script.replace(block, new_block, 1),
-                      "The validation score is computed as before; then every model is refit on the full "
-                      "training data, predicts all test rows and ./final/submission.csv is written.")
+                      "The validation score and blend come from out-of-fold predictions on a sample of the "
+                      "search's size; then every model is refit on the full training data, predicts all test rows and ./final/submission.csv is written.")
 
 
 def subsampling_extract(call: Call) -> Reply:

@@ -44,7 +44,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 from sklearn import metrics
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
@@ -61,6 +60,11 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import (FunctionTransformer, OneHotEncoder, OrdinalEncoder,
                                    QuantileTransformer, RobustScaler, StandardScaler)
 from sklearn.svm import SVC, SVR
+
+try:  # optional: the agent proposes LightGBM members only where it is installed
+    from lightgbm import LGBMClassifier, LGBMRegressor
+except ImportError:
+    LGBMClassifier = LGBMRegressor = None
 """
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from engine.agents.builtin.budget import search_rows
 from engine.agents.builtin.catalog import FAMILIES, PREFERENCE, estimator_class, example_code, family_for_name
 from engine.agents.builtin.common import Call, CannotAnswer, Reply, code_reply, require_spec
 from engine.agents.builtin.render import new_spec, render_solution
@@ -32,7 +33,7 @@ def initial_spec(call: Call, model_name: str) -> dict:
         raise CannotAnswer(
             f"builtin init: no scikit-learn family matches the model {model_name!r}; "
             f"known families: {', '.join(FAMILIES)}")
-    return new_spec(call.kind, call.metric, call.ctx.seed, call.ctx.config.subsample_limit, family)
+    return new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), family)
 
 
 def init(call: Call) -> Reply:

@@ -1,0 +1,44 @@
+"""bench/bench_automl.py's arithmetic: relative difference, means over seeds, the table."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+_PATH = Path(__file__).resolve().parents[2] / "bench" / "bench_automl.py"
+_SPEC = importlib.util.spec_from_file_location("bench_automl", _PATH)
+bench = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(bench)
+
+
+def test_relative_difference_is_positive_when_ours_is_better_in_either_direction():
+    assert bench.relative(0.95, 0.94, maximize=True) == pytest.approx(0.01 / 0.94)
+    assert bench.relative(40.0, 42.0, maximize=False) == pytest.approx(2.0 / 42.0)
+    assert bench.relative(1.40, 1.36, maximize=False) < 0
+    assert bench.relative(None, 0.9, maximize=True) is None
+
+
+def _row(task, seed, ours, phase1, flaml, evolve=None):
+    return {"task": task, "metric": "rmse", "maximize": False, "seed": seed,
+            "mle-star": {"score": ours, "phase1": phase1, "wall_s": 130.0},
+            "evolve": {"score": evolve, "wall_s": 125.0},
+            "flaml": {"score": flaml, "wall_s": 121.0}}
+
+
+def test_table_means_over_seeds_and_counts_final_not_worse_than_phase1():
+    rows = [_row("bikes", 0, 40.0, 41.0, 42.0, 39.0), _row("bikes", 1, 44.0, 43.0, 42.0, 41.0)]
+    text = bench.table(rows, ["mle-star", "evolve"])
+    line = [ln for ln in text.splitlines() if ln.startswith("| bikes")][0]
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[:4] == ["bikes", "rmse (min)", "2", "42.0000"]
+    assert cells[4:7] == ["42.0000", "+0.00%", "130"]
+    assert cells[7:10] == ["40.0000", "+4.76%", "125"]
+    assert cells[10:] == ["121", "1/2"]   # seed 1 ended worse than its best Phase 1 candidate
+
+
+def test_a_failed_run_is_shown_as_failed_not_averaged_away():
+    rows = [_row("bikes", 0, None, 41.0, 42.0), _row("bikes", 1, 44.0, 43.0, 42.0)]
+    line = bench.table(rows, ["mle-star"]).splitlines()[-1]
+    assert "| failed | failed |" in line and line.endswith("| 0/2 |")
