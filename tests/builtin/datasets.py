@@ -73,10 +73,31 @@ def regression_task(dest: Path, n: int = 1200) -> Path:
     return _write(dest, train, test, sample)
 
 
+def noisy_logloss_task(dest: Path, n: int = 600) -> Path:
+    """Three overlapping classes with 15 % of labels flipped, scored by log-loss: a boosted model
+    fit on 300 rows is sure of itself where the labels are not. The test answers are written
+    beside the public directory (``../answers.csv``) so a test can grade the submission."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(n, 3))
+    label = np.array(["low", "mid", "high"])[np.digitize(x[:, 0] + 0.6 * x[:, 1], [-0.5, 0.5])]
+    flip = rng.random(n) < 0.15
+    label[flip] = rng.choice(["low", "mid", "high"], size=int(flip.sum()))
+    df = pd.DataFrame(x, columns=["u", "v", "w"])
+    df.insert(0, "id", np.arange(n))
+    df["label"] = label
+    cut = n // 2
+    train, test = df.iloc[:cut], df.iloc[cut:]
+    dest.mkdir(parents=True, exist_ok=True)
+    test[["id", "label"]].to_csv(dest.parent / "answers.csv", index=False)
+    sample = pd.DataFrame({"id": test["id"], "high": 1 / 3, "low": 1 / 3, "mid": 1 / 3})
+    return _write(dest, train, test.drop(columns="label"), sample)
+
+
 TASKS = {
     "binary": (binary_task, TaskType.classification, "roc_auc", MetricDirection.maximize),
     "multiclass": (multiclass_task, TaskType.classification, "accuracy", MetricDirection.maximize),
     "regression": (regression_task, TaskType.regression, "rmse", MetricDirection.minimize),
+    "noisy-logloss": (noisy_logloss_task, TaskType.classification, "logloss", MetricDirection.minimize),
 }
 
 

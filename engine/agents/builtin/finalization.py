@@ -30,10 +30,13 @@ def test(call: Call) -> Reply:
     # Every model is refit on all rows; the score and blend weights come from out-of-fold
     # predictions on a sample of the search's size (render_train._score_rows_code).
     gene = {**parsed[1], "final_fit": "full", "score_rows": search_rows(call.ctx.config)}
+    if call.metric == "logloss":
+        gene["calibrate"] = True
     new_block = render_gene(call, "TRAINING_TRICKS", gene)
     return code_reply(script.replace(block, new_block, 1),
                       "The validation score and blend come from out-of-fold predictions on a sample of the "
-                      "search's size; then every model is refit on the full training data, predicts all test rows and ./final/submission.csv is written.")
+                      "search's size" + ("; class probabilities are calibrated on them" if gene.get("calibrate") else "")
+                      + "; then every model is refit on the full training data, predicts all test rows and ./final/submission.csv is written.")
 
 
 def subsampling_extract(call: Call) -> Reply:

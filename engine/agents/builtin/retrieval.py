@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from engine.agents.builtin.budget import search_rows
-from engine.agents.builtin.catalog import FAMILIES, PREFERENCE, estimator_class, example_code, family_for_name
+from engine.agents.builtin.catalog import FAMILIES, estimator_class, example_code, family_for_name, retrieval_order
 from engine.agents.builtin.common import Call, CannotAnswer, Reply, code_reply, require_spec
 from engine.agents.builtin.render import new_spec, render_solution
 from engine.agents.builtin.spec import clone
@@ -17,7 +17,7 @@ def retriever(call: Call) -> Reply:
         count = max(1, int(call.var("M", default=call.ctx.config.num_retrieved_models)))
     except (TypeError, ValueError):
         count = call.ctx.config.num_retrieved_models
-    keys = PREFERENCE[call.kind][:count]
+    keys = retrieval_order(call.kind)[:count]
     models = [
         {"model_name": f"{FAMILIES[k].title} ({estimator_class(FAMILIES[k], call.kind)})",
          "example_code": example_code(FAMILIES[k], call.kind)}
