@@ -6,7 +6,8 @@
     3-5 evaluate            leakage check, run with the remaining time as timeout, debug
                             retries; the run must leave a valid submission (the engine checks
                             ``final/submission.csv`` against the sample submission)
-    6  fallback             no valid submission → the validation solution, ``submission_path=""``
+    6  fallback             no valid submission → the validation solution, ``submission_path=""``,
+                            or the submission its own evaluation left, when the caller has one
     7  contamination        optional (``config.contamination_check``), Fig 28, per reference
 
 All in scope ``final``; every choice is an event (``SubsamplingRemoved``, ``SubmissionProduced``,
@@ -59,8 +60,13 @@ SUBMISSION = "./final/submission.csv"
 
 async def run_finalization(wf: Workflow, solution: SolutionScript, score: float | None, *,
                            deadline_s: float | None = None,
-                           fallback: SolutionScript | None = None) -> FinalizationOutcome:
-    """REQ-FN-034/035: the steps above, in order; never raises for an agent's or script's failure."""
+                           fallback: SolutionScript | None = None,
+                           validation_submission: SubmissionInfo | None = None) -> FinalizationOutcome:
+    """REQ-FN-034/035: the steps above, in order; never raises for an agent's or script's failure.
+
+    ``validation_submission`` is the submission the validation solution's own evaluation wrote
+    (the evolve strategy checks one for every node): when the test script fails, it is kept
+    instead of ending the run without any (digest 08, open question 3)."""
     wf = wf.at("final")
     wf.record(PhaseStarted(phase="final", budget_s=None if deadline_s is None else deadline_s - wf.now))
     info(wf, "finalization started", phase=solution.phase.value, content_chars=len(solution.content),
@@ -74,6 +80,8 @@ async def run_finalization(wf: Workflow, solution: SolutionScript, score: float 
     else:
         full, full_id = await remove_subsampling(wf, solution, source_id, deadline_s)     # step 1
         outcome = await produce_submission(wf, full, full_id, validation, deadline_s)     # steps 2-6
+    if outcome.fallback_reason and validation_submission is not None and validation_submission.valid:
+        outcome = keep_validation_submission(wf, outcome, validation_submission)
 
     contamination = None
     if wf.config.contamination_check:                                                    # step 7
@@ -249,6 +257,16 @@ def fall_back(wf: Workflow, validation: SolutionScript, reason: str,
     wf.record(FinalizationFellBack(reason=reason, solution_id=vid, score=validation.score))
     return FinalizationOutcome(final_solution=validation, final_solution_id=vid, submission_path="",
                                submission=submission, fallback_reason=reason)
+
+
+def keep_validation_submission(wf: Workflow, outcome: FinalizationOutcome,
+                               sub: SubmissionInfo) -> FinalizationOutcome:
+    """The fallback solution's own submission: fit on the search's rows, but a valid answer."""
+    wf.record(SubmissionProduced(solution_id=outcome.final_solution_id, path=sub.path, rows=sub.rows,
+                                 columns=list(sub.columns), valid=sub.valid,
+                                 reason="fallback: the validation solution's own submission"))
+    warn(wf, "keeping the validation solution's own submission", path=sub.path, rows=sub.rows)
+    return outcome.model_copy(update={"submission_path": sub.path, "submission": sub})
 
 
 # --- step 7: contamination (REQ-FN-026..033, 041) ------------------------------------------------

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from events.core import AgentCallCompleted, EvaluationCompleted
+from events.core import AgentCallCompleted, EvaluationCompleted, SubmissionInfo
 from events.domain import SolutionPhase
 from events.evolution import DebugAttempted
 from events.score import usable
@@ -42,6 +42,7 @@ class Version:
     error: str = ""            # what is wrong, for the debugger (empty when ok)
     output: str = ""           # stdout/stderr tail of the run ("" when not run)
     ran: bool = False
+    submission: SubmissionInfo | None = None   # what the run left in ./final
 
 
 @dataclass
@@ -98,6 +99,7 @@ async def check(wf: Workflow, version: Version, *, name: str, deadline_s: float)
                              expect_submission=True)
     result = done.result
     version.ran = True
+    version.submission = done.submission
     version.output = _tail((result.stdout or "") + ("\n" + result.stderr if result.stderr else ""), OUTPUT_TAIL)
     version.error = _tail(failure_of(done, timeout), ERROR_TAIL)
     version.ok = not version.error

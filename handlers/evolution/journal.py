@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from events.core import SolutionRecorded
+from events.core import SolutionRecorded, SubmissionInfo
 from events.domain import MetricDirection
 from events.evolution import NodeAppended
 from events.score import Score
@@ -30,6 +30,8 @@ class Node:
     event: NodeAppended
     code: str = ""
     fitness: float | None = None
+    # What the node's evaluation wrote (the run's own record; projections of a log leave it None).
+    submission: SubmissionInfo | None = None
 
     # the plan's Node fields, read through
     @property
@@ -96,12 +98,12 @@ class Journal:
     nodes: list[Node] = field(default_factory=list)
     _by_id: dict[str, Node] = field(default_factory=dict)
 
-    def apply(self, event: NodeAppended, code: str) -> Node:
+    def apply(self, event: NodeAppended, code: str, submission: SubmissionInfo | None = None) -> Node:
         if event.index != len(self.nodes):
             raise ValueError(f"node {event.node_id} has index {event.index}, journal has {len(self.nodes)} nodes")
         if event.node_id in self._by_id:
             raise ValueError(f"node {event.node_id} appended twice")
-        node = Node(event=event, code=code, fitness=fitness_of(event.score, self.direction))
+        node = Node(event=event, code=code, fitness=fitness_of(event.score, self.direction), submission=submission)
         self.nodes.append(node)
         self._by_id[node.id] = node
         return node

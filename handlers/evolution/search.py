@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from events.core import PhaseCompleted, PhaseStarted
+from events.core import PhaseCompleted, PhaseStarted, SubmissionInfo
 from events.domain import PipelineError, SolutionScript
 from events.evolution import EpochCompleted, EvolutionStopped, FinalNodeSelected, PhaseOneEnded
 from handlers.common import info, warn
@@ -195,16 +195,17 @@ class Search:
     async def finish(self, wf: Workflow) -> None:
         best = self.select_final()
         solution = SolutionScript(content=best.code, phase=SOLUTION_PHASE[best.operator], score=best.score)
-        outcome = await finalize(wf, solution, best.score, deadline_s=self.time_limit)
+        outcome = await finalize(wf, solution, best.score, deadline_s=self.time_limit, submission=best.submission)
         from handlers.evolution.summary import run_summary
 
         result = run_summary(self, best, outcome)
         wf.complete(submission_path=outcome.get("submission_path", ""), best_score=best.score, result=result)
 
 
-async def finalize(wf: Workflow, solution: SolutionScript, score: float | None, *, deadline_s: float) -> dict[str, Any]:
-    """The shared finalization (spec 08)."""
-    outcome = await run_finalization(wf, solution, score, deadline_s=deadline_s)
+async def finalize(wf: Workflow, solution: SolutionScript, score: float | None, *, deadline_s: float,
+                   submission: SubmissionInfo | None = None) -> dict[str, Any]:
+    """The shared finalization (spec 08); ``submission`` is the one the node's evaluation wrote."""
+    outcome = await run_finalization(wf, solution, score, deadline_s=deadline_s, validation_submission=submission)
     return {"submission_path": outcome.submission_path, "final_solution_id": outcome.final_solution_id,
             "fallback_reason": outcome.fallback_reason}
 

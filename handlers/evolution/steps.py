@@ -189,4 +189,5 @@ def append_node(wf: Workflow, journal: Journal, plan: StepPlan, outcome: Outcome
     if sid is not None and outcome is not None:
         wf.record(SolutionEvaluated(solution_id=sid, requested_solution_id=outcome.first_solution_id,
                                     score=score if valid else None, is_executable=not dead, purpose="evolve"))
-    return journal.apply(event, code)
+    submission = outcome.version.submission if outcome is not None and valid else None
+    return journal.apply(event, code, submission)

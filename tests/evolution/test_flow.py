@@ -155,3 +155,34 @@ def test_draft_merge_mutate_and_debug_prompts_demand_the_seven_markers():
         assert requests, role
         assert all(STRUCTURE_RULES in r.prompt for r in requests), role
     assert run.completed is not None
+
+
+def test_a_failed_test_script_keeps_the_best_nodes_own_submission():
+    """Issue 19 (a 120 s caravan-insurance run ended 'completed' with no submission when its full-data
+    test script ran out of time): every valid evolve node left a checked submission, so the
+    fallback keeps the final node's own file instead of none (digest 08, open question 3)."""
+    from events.core import EvaluationCompleted, SubmissionInfo
+    from events.phase3 import SubmissionProduced
+    from handlers.evolution import main
+    from tests.evolution.helpers import config
+    from tests.evolution.scripted import evaluate
+    from tests.support.sim import make_task, simulate
+
+    def with_node_submissions(req, code):
+        result = evaluate(req, code)
+        if not req.effect_id.startswith("evolve/") or result.is_error:
+            return result            # the final test script leaves no file: finalization falls back
+        path = f"/runs/sim/evals/{req.effect_id.replace('/', '__')}/final/submission.csv"
+        return EvaluationCompleted(effect_id=req.effect_id, result=result, submission=SubmissionInfo(
+            exists=True, path=path, rows=10, columns=["id", "label"], valid=True))
+
+    world = World()
+    run = simulate(main, agent=world, evaluate=with_node_submissions,
+                   config=config(max_steps=6, phase1_target_nodes=3, steps_per_epoch=3), task=make_task())
+    final = run.of(FinalNodeSelected)[0]
+    final_step = journal_of(run).get(final.node_id).step
+    assert run.of(FinalizationFellBack)
+    kept = run.of(SubmissionProduced)
+    assert len(kept) == 1 and kept[0].reason.startswith("fallback") and kept[0].valid
+    assert kept[0].path == f"/runs/sim/evals/evolve__step-{final_step}__eval/final/submission.csv"
+    assert run.completed.submission_path == kept[0].path
