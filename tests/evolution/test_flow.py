@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from events.core import AgentCallCompleted, AgentCallRequested, Note, PhaseStarted
+from events.core import AgentCallCompleted, AgentCallRequested, EvaluationCompleted, Note, PhaseStarted, SubmissionInfo
 from events.evolution import (EpochCompleted, EvolutionStopped, FinalNodeSelected, NodeAppended, OperatorDrawn,
                               PhaseOneEnded)
-from events.phase3 import FinalizationFellBack
+from events.phase3 import FinalizationFellBack, SubmissionProduced
+from handlers.evolution import main
 from handlers.evolution.search import phase1_log_line
-from tests.evolution.helpers import journal_of, run_world
-from tests.evolution.scripted import World
+from tests.evolution.helpers import config, journal_of, run_world
+from tests.evolution.scripted import World, evaluate
+from tests.support.sim import make_task, simulate
 
 
 def test_workers_steps_are_in_flight_together():
@@ -161,13 +163,6 @@ def test_a_failed_test_script_keeps_the_best_nodes_own_submission():
     """Issue 19 (a 120 s caravan-insurance run ended 'completed' with no submission when its full-data
     test script ran out of time): every valid evolve node left a checked submission, so the
     fallback keeps the final node's own file instead of none (digest 08, open question 3)."""
-    from events.core import EvaluationCompleted, SubmissionInfo
-    from events.phase3 import SubmissionProduced
-    from handlers.evolution import main
-    from tests.evolution.helpers import config
-    from tests.evolution.scripted import evaluate
-    from tests.support.sim import make_task, simulate
-
     def with_node_submissions(req, code):
         result = evaluate(req, code)
         if not req.effect_id.startswith("evolve/") or result.is_error:

@@ -128,13 +128,16 @@ _CALIBRATION = [
     "val_score = float(score_predictions(y_score, crossfit))",
 ]
 
-_SUBMISSION = [
+_TEST_PREDICTIONS = [
     "if FINAL_FIT == \"full\":",
     "    # The validation score above is settled; now every model learns from all training rows.",
     "    for name, model in members:",
     "        model.fit(X, y)",
     "test_preds = [predict_values(model, X_test) for _, model in members]",
     "test_blend = blend(test_preds, blender) if len(members) > 1 else test_preds[0]",
+]
+
+_SUBMISSION = [
     "ids = test_df[ID_COL].to_numpy() if ID_COL in test_df.columns else sample_sub[ID_COL].to_numpy()",
     "submission = pd.DataFrame({ID_COL: ids})",
     "if TASK_KIND == \"regression\":",
@@ -232,12 +235,11 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         "val_blend = blend(val_preds, blender) if len(members) > 1 else val_preds[0]",
         "val_score = float(score_predictions(y_score, val_blend))",
     ]
-    if mode == "solution" and train.get("calibrate"):
-        lines += _CALIBRATION
     if mode == "solution":
+        calibrated = bool(train.get("calibrate"))
+        lines += _CALIBRATION if calibrated else []
         lines.append('print(f"Final Validation Performance: {val_score}")')
+        lines += _TEST_PREDICTIONS
+        lines += ["test_blend = calibrate(test_blend, calibration)"] if calibrated else []
         lines += _SUBMISSION
-    if mode == "solution" and train.get("calibrate"):
-        at = lines.index("ids = test_df[ID_COL].to_numpy() if ID_COL in test_df.columns else sample_sub[ID_COL].to_numpy()")
-        lines.insert(at, "test_blend = calibrate(test_blend, calibration)")
     return "\n".join(lines)
