@@ -343,15 +343,24 @@ def main() -> None:
     except (typer.BadParameter, typer.Abort) as exc:  # pragma: no cover - click formats these
         err.print(f"[bold red]error:[/] {exc}")
         sys.exit(2)
-    except Exception as exc:
-        import click
+    except _usage_errors() as exc:  # unknown command or option, missing argument
+        exc.show()
+        sys.exit(2)
 
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(2)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(1)
-        raise
+
+def _usage_errors() -> tuple[type[Exception], ...]:
+    """Click's usage errors. Typer >= 0.24 vendors click as ``typer._click``, whose exception
+    classes are not click's own, so both are caught (an unknown command once gave a traceback)."""
+    import click
+
+    classes: list[type[Exception]] = [click.exceptions.ClickException]
+    try:
+        from typer._click.exceptions import ClickException as VendoredClickException
+    except ImportError:  # an older typer on the real click
+        pass
+    else:
+        classes.append(VendoredClickException)
+    return tuple(classes)
 
 
 if __name__ == "__main__":

@@ -129,3 +129,14 @@ def test_REQ_OR_046_precedence_preset_env_file_flags_set(tmp_path):
 def test_REQ_OR_046_bad_env_values_are_config_errors(env):
     with pytest.raises(ConfigError, match=next(iter(env))):
         build_config(environ=env)
+
+
+@pytest.mark.parametrize("args, message", [(["nosuch"], "No such command 'nosuch'"),
+                                           (["start", "--nosuch"], "No such option: --nosuch"),
+                                           (["status"], "Missing")])
+def test_REQ_OR_002_a_mistyped_command_line_gets_usage_not_a_traceback(args, message):
+    """Typer >= 0.24 raises its vendored click's errors; they must still reach the user as usage."""
+    result = engine_in_process(*args)
+    assert result.returncode == 2
+    assert message in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr
