@@ -9,6 +9,11 @@ graded too, to show whether refinement and ensembling earned their keep.
 
     python bench/bench_automl.py --time-limit 120 --seeds 0 1 2 [--tasks bike-sharing ...]
                                  [--strategies mle-star evolve] [--json out.json]
+                                 [--flaml-from earlier.json ...]
+
+``--flaml-from`` takes FLAML's score and wall time for a task and seed from the ``--json`` rows
+of an earlier run of this bench instead of running FLAML again (FLAML is the slower half of
+each pair); the printout names the files. Only fair on the same machine and FLAML version.
 
 Needs FLAML (``pip install -e '.[bench]'``, done by ``make bench``). Prints one line per run
 as it finishes, then the table: per task the means over seeds of both scores, the relative
@@ -192,6 +197,22 @@ def _not_worse(run: dict, maximize: bool) -> bool:
     return final >= phase1 - 1e-12 if maximize else final <= phase1 + 1e-12
 
 
+def earlier_flaml(paths: list[Path]) -> dict[tuple[str, int], dict]:
+    """FLAML's result per (task, seed) from earlier ``--json`` files; a later file wins."""
+    found: dict[tuple[str, int], dict] = {}
+    for path in paths:
+        try:
+            rows = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            sys.exit(f"--flaml-from {path}: not a JSON file written by this bench's --json ({exc})")
+        if not isinstance(rows, list):
+            sys.exit(f"--flaml-from {path}: expected a list of rows, as this bench's --json writes")
+        for row in rows:
+            if isinstance(row, dict) and isinstance(row.get("flaml"), dict) and row["flaml"].get("score") is not None:
+                found[(row["task"], int(row["seed"]))] = {**row["flaml"], "from": path.name}
+    return found
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--flaml-worker":
         flaml_worker(*sys.argv[2:6])
@@ -203,6 +224,8 @@ def main() -> None:
     parser.add_argument("--preset", default="quick")
     parser.add_argument("--strategies", nargs="*", default=["mle-star"])
     parser.add_argument("--json", dest="json_out", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--flaml-from", nargs="*", type=Path, default=[],
+                        help="reuse FLAML's results for the same task and seed from these --json files")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     try:
@@ -212,6 +235,7 @@ def main() -> None:
     from engine.tasks import list_bundled, load_task, prepare_bundled
 
     tasks = args.tasks or [t.name for t in list_bundled()]
+    reused = earlier_flaml(args.flaml_from)
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="bench-automl-") as tmp:
         work = Path(tmp)
@@ -224,7 +248,7 @@ def main() -> None:
                 order = ["flaml", *args.strategies] if seed % 2 else [*args.strategies, "flaml"]
                 for who in order:
                     if who == "flaml":
-                        row["flaml"] = run_flaml(task_dir, seed, args.time_limit, work)
+                        row["flaml"] = reused.get((name, seed)) or run_flaml(task_dir, seed, args.time_limit, work)
                     else:
                         db = work / f"{name}-{who}-{seed}" / "bench.db"
                         db.parent.mkdir(parents=True)
@@ -236,6 +260,9 @@ def main() -> None:
                     args.json_out.write_text(json.dumps(rows, indent=1))
     print(f"\npreset {args.preset}, --time-limit {args.time_limit}, FLAML time_budget {args.time_limit}, "
           f"seeds {args.seeds}; scores are means over seeds of the private-answer grades")
+    sources = sorted({r["flaml"]["from"] for r in rows if "from" in r["flaml"]})
+    if sources:
+        print(f"FLAML's results reused from earlier runs of this bench: {', '.join(sources)}")
     print(table(rows, args.strategies))
 
 

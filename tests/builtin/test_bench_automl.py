@@ -42,3 +42,19 @@ def test_a_failed_run_is_shown_as_failed_not_averaged_away():
     rows = [_row("bikes", 0, None, 41.0, 42.0), _row("bikes", 1, 44.0, 43.0, 42.0)]
     line = bench.table(rows, ["mle-star"]).splitlines()[-1]
     assert "| failed | failed |" in line and line.endswith("| 0/2 |")
+
+
+def test_flaml_results_are_reused_per_task_and_seed_from_earlier_json(tmp_path):
+    older, newer = tmp_path / "older.json", tmp_path / "newer.json"
+    older.write_text('[{"task": "bikes", "seed": 0, "flaml": {"score": 30.0, "wall_s": 124.0}},'
+                     ' {"task": "bikes", "seed": 1, "flaml": {"score": null, "wall_s": 3.0}}]')
+    newer.write_text('[{"task": "bikes", "seed": 0, "flaml": {"score": 31.0, "wall_s": 125.0}}]')
+    found = bench.earlier_flaml([older, newer])
+    assert found == {("bikes", 0): {"score": 31.0, "wall_s": 125.0, "from": "newer.json"}}  # a failure is re-run
+
+
+def test_flaml_from_a_file_that_is_not_bench_output_is_a_clear_error(tmp_path):
+    bad = tmp_path / "notes.json"
+    bad.write_text("{not json")
+    with pytest.raises(SystemExit, match="notes.json: not a JSON file written by this bench"):
+        bench.earlier_flaml([bad])

@@ -21,6 +21,8 @@ COMPONENT_LOCUS = {
 _STRONGER = {"C": lambda v: v / 10, "alpha": lambda v: v * 10, "min_samples_leaf": lambda v: int(v) * 4,
              "l2_regularization": lambda v: max(1.0, v * 10), "max_depth": lambda v: 6, "subsample": lambda v: 0.6}
 _CAPACITY = ("n_estimators", "max_iter", "n_neighbors", "hidden_layer_sizes")
+CAPACITY_STEP = 2      # places along a family's value list: 400 -> 1000 trees for LightGBM
+NO_EFFECT = 1e-9       # relative score change below which a variant changed nothing
 ABLATION_LINE = re.compile(r"^ABLATION (\S+) \| (.*?) \| \w+=([-+\d.eE]+|nan)\s*$", re.M)
 
 
@@ -41,17 +43,10 @@ def _variant(spec: dict[str, Any], component: str) -> tuple[str, dict[str, Any]]
         data["prep"]["indicators"] = not data["prep"].get("indicators")
         return f"missing-value indicator columns {'on' if data['prep']['indicators'] else 'off'}", out
     if component == "model_capacity":
-        changed = []
-        for member in members:
-            family = FAMILIES[member["family"]]
-            for param in _CAPACITY:
-                if param in member["params"] and param in family.space:
-                    values = family.space[param]
-                    pos = values.index(member["params"][param]) if member["params"][param] in values else len(values) - 1
-                    member["params"][param] = values[max(0, pos - 2)]
-                    changed.append(f"{member['name']}.{param}={member['params'][param]}")
-                    break
-        return (f"smaller models ({', '.join(changed)})", out) if changed else None
+        smaller = capacity_moves(members, -CAPACITY_STEP)
+        out["model"] = apply_changes("MODEL", out["model"], smaller)
+        shown = ", ".join(f"{key}={value}" for key, value in smaller.items())
+        return (f"smaller models ({shown})", out) if smaller else None
     if component == "regularization":
         changed = []
         for params in out["reg"].values():
@@ -67,7 +62,8 @@ def _variant(spec: dict[str, Any], component: str) -> tuple[str, dict[str, Any]]
         if spec["kind"] == "classification":
             out["loss"]["class_weight"] = None if spec["loss"].get("class_weight") else "balanced"
             return f"class_weight {spec['loss'].get('class_weight')} -> {out['loss']['class_weight']}", out
-        out["loss"]["target_transform"] = "none" if spec["loss"].get("target_transform") != "none" else "standardize"
+        # log1p rather than standardising: rescaling the target changes nothing for trees.
+        out["loss"]["target_transform"] = "none" if spec["loss"].get("target_transform") != "none" else "log1p"
         return f"target transform {spec['loss'].get('target_transform')} -> {out['loss']['target_transform']}", out
     if component == "ensemble_members" and len(members) > 1:
         out["model"]["members"] = members[:1]
@@ -78,13 +74,34 @@ def _variant(spec: dict[str, Any], component: str) -> tuple[str, dict[str, Any]]
     return None
 
 
+def capacity_moves(members: list[dict[str, Any]], step: int) -> dict[str, Any]:
+    """Each member's first capacity setting moved ``step`` places along its family's value list,
+    as MODEL-block changes (``{"lightgbm.n_estimators": 1000}``); members already at the end
+    of their list in that direction are left out."""
+    changes: dict[str, Any] = {}
+    for member in members:
+        family = FAMILIES[member["family"]]
+        for param in _CAPACITY:
+            if param in member["params"] and param in family.space:
+                values = family.space[param]
+                current = member["params"][param]
+                pos = values.index(current) if current in values else len(values) - 1
+                moved = values[min(len(values) - 1, max(0, pos + step))]
+                if moved != current:
+                    changes[f"{member['name']}.{param}"] = moved
+                break
+    return changes
+
+
 def ablation(call: Call) -> Reply:
     """{solution_script, previous_ablations} -> a study varying 2-3 components not studied before."""
     spec = require_spec(call.text_var("solution_script"), "ablation")
     previous = " ".join(str(p) for p in call.list_var("previous_ablations")).lower()
     names = list(COMPONENT_LOCUS)
     call.rng("ablation").shuffle(names)
-    names.sort(key=lambda name: name in previous)          # untried components first
+    # Untried components first; among them model capacity, the setting that most often decides
+    # a booster's score (and whose ablation tells the extractor which way to move it).
+    names.sort(key=lambda name: (name in previous, name != "model_capacity"))
     chosen: list[tuple[str, str, dict[str, Any]]] = []
     loci: set[str] = set()
     for prefer_new_locus in (True, False):
@@ -120,6 +137,10 @@ def summarize(call: Call) -> Reply:
             lines.append(f"- [component: {name}] {description}: the variant failed to score.")
             continue
         delta = score - base
+        if abs(delta) <= NO_EFFECT * max(1.0, abs(base)):
+            lines.append(f"- [component: {name}] {description}: {score:.6f} ({delta:+.6f}); "
+                         "the change has no measurable effect.")
+            continue
         hurt = delta < 0 if call.maximize else delta > 0
         verdict = "hurts, so the current setting matters" if hurt else "helps, so this is worth changing"
         lines.append(f"- [component: {name}] {description}: {score:.6f} ({delta:+.6f}); the change {verdict}.")
@@ -141,6 +162,24 @@ def render_gene(call: Call, locus: str, gene: dict[str, Any]) -> str:
     return render_section(_mini_spec(call, locus, gene), locus)
 
 
+def _evidence(summary: str) -> list[tuple[str, str]]:
+    """(component, direction) pairs the ablation summary gives a reason to revisit, largest
+    score change first: a change that helped (make it), and smaller models that hurt (so try
+    larger ones, the other way along the same setting)."""
+    found = []
+    for component, delta, verdict in re.findall(
+            r"\[component: (\w+)\][^\n]*\(([-+][\d.eE+-]+)\); the change (helps|hurts)", summary):
+        if verdict == "helps":
+            found.append((abs(float(delta)), component, "as studied"))
+        elif component == "model_capacity":
+            found.append((abs(float(delta)), component, "larger"))
+    return [(component, direction) for _, component, direction in sorted(found, reverse=True)]
+
+
+def _rotate(items: list[Any], shift: int) -> list[Any]:
+    return items[shift % len(items):] + items[:shift % len(items)] if items else items
+
+
 def extractor(call: Call) -> Reply:
     """{solution_script, ablation_summary, previous_code_blocks} -> a verbatim block and a plan."""
     script = call.text_var("solution_script")
@@ -148,32 +187,33 @@ def extractor(call: Call) -> Reply:
     summary = call.text_var("ablation_summary")
     done = {m.group(1) for b in call.list_var("previous_code_blocks") for m in MARKER_RE.finditer(str(b))}
     named = re.search(r"Most impactful component: (\w+)", summary)
-    # A component whose change helped shows room to improve; then the most impactful one.
-    helped = sorted(((abs(float(d)), c) for c, d in re.findall(
-        r"\[component: (\w+)\][^\n]*\(([-+][\d.eE+-]+)\); the change helps", summary)), reverse=True)
-    pointers = [c for _, c in helped] + ([named.group(1)] if named else [])
-    order = [COMPONENT_LOCUS[c] for c in pointers if c in COMPONENT_LOCUS]
-    order += ["MODEL", "REGULARIZATION", "DATA", "LOSS"]
-    if len(spec["model"]["members"]) > 1:
-        order.append("TRAINING_TRICKS")
-    order = [l for i, l in enumerate(order) if l not in order[:i]]
+    evidence = _evidence(summary)
     # Parallel refinement paths should explore different parts of the solution, as L
-    # independent engineers would: path i starts its search i sections further down the list.
+    # independent engineers would: path i starts i places further down each list, but the
+    # blocks the ablation points at come before those it says nothing about.
     path = re.search(r"path-(\d+)", call.effect_id)
-    shift = int(path.group(1)) % len(order) if path else 0
-    order = order[shift:] + order[:shift]
+    shift = int(path.group(1)) if path else 0
+    pointed = [COMPONENT_LOCUS[c] for c, _ in evidence] + ([COMPONENT_LOCUS[named.group(1)]] if named else [])
+    rest = ["MODEL", "REGULARIZATION", "DATA", "LOSS"] + (["TRAINING_TRICKS"] if len(spec["model"]["members"]) > 1 else [])
+    pointed = _rotate(list(dict.fromkeys(pointed)), shift)
+    order = pointed + _rotate([locus for locus in rest if locus not in pointed], shift)
     order.sort(key=lambda locus: locus in done)            # blocks not improved before first
+    larger = [component for component, direction in evidence if direction == "larger"]
     for locus in order:
         block = section_block(script, locus)
         parsed = parse_gene_block(block or "")
         if block is None or parsed is None:
             continue
         dims = dimensions(locus, parsed[1], call.kind)
-        changes = propose(dims, [], call.maximize, call.rng(locus))
+        changes = capacity_moves(parsed[1]["members"], CAPACITY_STEP) if locus == "MODEL" and larger else None
+        why = f"The ablation summary points at {', '.join(c for c, _ in evidence[:2]) or named.group(1)}." \
+            if evidence or named else ""
         if changes:
-            why = f"The ablation summary points at {', '.join(pointers[:2])}." if pointers else ""
-            plan = plan_text(locus, dims, changes, why)
-            structured = {"plans": [{"code_block": block, "plan": plan}]}
+            why += " Smaller models scored worse, so larger ones may score better."
+        else:
+            changes = propose(dims, [], call.maximize, call.rng(locus))
+        if changes:
+            structured = {"plans": [{"code_block": block, "plan": plan_text(locus, dims, changes, why)}]}
             return Reply(text=json.dumps(structured, indent=2), structured=structured)
     raise CannotAnswer("builtin extractor: no section of this script has a setting left to change")
 
