@@ -79,3 +79,74 @@ def test_coder_understands_plain_text_and_refuses_nonsense(binary):
     assert "'min_samples_leaf': 4" in out
     binary.fails("coder", code_block=block, plan="Make it better somehow.")
     binary.fails("coder", code_block="x = 1\n", plan="set C to 3")
+
+
+def _summary(*components):
+    """A summarize reply as the builtin writes it, from (component, description, delta) rows."""
+    rows = [f"- [component: {c}] {d}: {40 + delta:.6f} ({delta:+.6f}); the change "
+            f"{'hurts, so the current setting matters' if delta > 0 else 'helps, so this is worth changing'}."
+            for c, d, delta in components]
+    return "Baseline rmse: 40.000000 (lower is better).\n" + "\n".join(rows)
+
+
+def test_a_change_that_moves_nothing_is_no_evidence(regression):
+    raw = ("ABLATION baseline | solution as is | rmse=40.0\n"
+           "ABLATION loss_weighting | target transform none -> log1p | rmse=40.0\n"
+           "ABLATION model_capacity | smaller models | rmse=46.0\n")
+    summary = regression.ok("summarize", ablation_code="", raw_result=raw).text
+    assert "[component: loss_weighting] target transform none -> log1p: 40.000000 (+0.000000); " \
+           "the change has no measurable effect." in summary
+    assert "helps" not in summary
+    assert "Most impactful component: model_capacity" in summary
+
+
+def test_first_ablation_always_studies_model_capacity(regression):
+    script = _solution(regression)
+    for effect in ("phase2/path-0/t0/ablation", "phase2/path-1/t0/ablation", "phase2/path-2/t0/ablation"):
+        code = regression.ask("ablation", effect_id=effect, solution_script=script, previous_ablations=[]).code
+        assert '("model_capacity"' in code, effect
+
+
+def test_smaller_models_that_hurt_send_the_extractor_to_larger_ones(regression):
+    """Phase 2 targets what the ablation found: the random forest's 300 trees became worse at
+    200 (two places down its list), so the plan is two places up: 800."""
+    script = _solution(regression)
+    summary = _summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 6.0),
+                       ("scaling", "numeric scaling none -> standard", 0.05))
+    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
+                         previous_code_blocks=[]).structured["plans"][0]
+    assert plan["code_block"].startswith("# [SECTION: MODEL]")
+    assert '[builtin-changes: {"random_forest.n_estimators": 800}]' in plan["plan"]
+    assert "Smaller models scored worse" in plan["plan"]
+
+
+def test_parallel_paths_split_the_evidence_before_exploring_blindly(regression):
+    """Path 0 takes the largest effect, path 1 the next one; neither skips evidence for a block
+    the ablation said nothing about (path 1 used to rotate past the only block that helped)."""
+    script = _solution(regression)
+    summary = _summary(("model_capacity", "smaller models", 6.0),
+                       ("feature_engineering", "row statistics and missing counts added", -1.4))
+    first = {}
+    for path in (0, 1):
+        reply = regression.ask("extractor", effect_id=f"phase2/path-{path}/t0/extractor", solution_script=script,
+                               ablation_summary=summary, previous_code_blocks=[])
+        first[path] = reply.structured["plans"][0]["code_block"].splitlines()[0]
+    assert first == {0: "# [SECTION: MODEL]", 1: "# [SECTION: DATA]"}
+    only_data = _summary(("feature_engineering", "row statistics and missing counts added", -1.4))
+    reply = regression.ask("extractor", effect_id="phase2/path-1/t0/extractor", solution_script=script,
+                           ablation_summary=only_data, previous_code_blocks=[])
+    assert reply.structured["plans"][0]["code_block"].startswith("# [SECTION: DATA]")
+
+
+def test_a_change_that_helped_in_the_ablation_is_the_plan(regression):
+    """The extractor plans exactly the ablation's variant that scored better, not a random move
+    in the same block; a variant no block setting can express (dropping a member) falls back."""
+    script = _solution(regression)
+    scale = parse_spec(script)["data"]["prep"]["scale"]
+    other = "standard" if scale == "none" else "none"
+    summary = _summary(("scaling", f"numeric scaling {scale} -> {other}", -0.5),
+                       ("regularization", "stronger regularisation", 0.2))
+    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
+                         previous_code_blocks=[]).structured["plans"][0]["plan"]
+    assert f'[builtin-changes: {{"prep.scale": "{other}"}}]' in plan
+    assert "The ablation's scaling change scored better" in plan

@@ -10,7 +10,8 @@ from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.common import (Call, CannotAnswer, Reply, as_float, block_reply, code_reply,
                                           require_spec)
 from engine.agents.builtin.render import render_ablation, render_section
-from engine.agents.builtin.search import apply_changes, dimensions, parse_changes, plan_text, propose
+from engine.agents.builtin.render_data import FEATURE_OPTIONS
+from engine.agents.builtin.search import Dim, apply_changes, dimensions, parse_changes, plan_text, propose
 from engine.agents.builtin.spec import GENE_KEY, MARKER_RE, clone, parse_gene_block, section_block
 
 COMPONENT_LOCUS = {
@@ -176,6 +177,52 @@ def _evidence(summary: str) -> list[tuple[str, str]]:
     return [(component, direction) for _, component, direction in sorted(found, reverse=True)]
 
 
+def _plan_from_evidence(spec: dict[str, Any], locus: str, dims: list[Dim],
+                        evidence: list[tuple[str, str]]) -> tuple[dict[str, Any], str] | None:
+    """The first change the ablation gives a reason for in this block, with that reason."""
+    for component, direction in evidence:
+        if COMPONENT_LOCUS[component] != locus:
+            continue
+        if direction == "larger":
+            changes = capacity_moves(spec["model"]["members"], CAPACITY_STEP)
+            reason = "Smaller models scored worse, so larger ones may score better."
+        else:
+            changes = studied_changes(spec, component, locus, dims)
+            reason = f"The ablation's {component.replace('_', ' ')} change scored better; this plan makes it."
+        if changes:
+            return changes, reason
+    return None
+
+
+def studied_changes(spec: dict[str, Any], component: str, locus: str, dims: list[Dim]) -> dict[str, Any] | None:
+    """The ablation's own variant of ``component`` as a change-set of the ``locus`` block, when
+    the block's settings can express it (dropping an ensemble member cannot)."""
+    variant = _variant(spec, component)
+    if variant is None:
+        return None
+    changes = _gene_diff(locus, spec[GENE_KEY[locus]], variant[1][GENE_KEY[locus]])
+    by_key = {d.key: d for d in dims}
+    if not changes or any(k not in by_key or v not in by_key[k].values for k, v in changes.items()):
+        return None
+    return changes
+
+
+def _gene_diff(locus: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` relative to ``old`` in the keys ``search.dimensions`` uses for this block."""
+    if locus == "DATA":
+        changes = {f"prep.{k}": v for k, v in new["prep"].items() if old["prep"].get(k) != v}
+        before, after = set(old.get("features", [])), set(new.get("features", []))
+        changes.update({f"feature.{f}": f in after for f in FEATURE_OPTIONS if (f in before) != (f in after)})
+        return changes
+    if locus == "MODEL":
+        return {f"{m['name']}.{p}": v for o, m in zip(old["members"], new["members"])
+                for p, v in m["params"].items() if o["params"].get(p) != v}
+    if locus == "REGULARIZATION":
+        return {f"{name}.{p}": v for name, params in new.items() for p, v in (params or {}).items()
+                if (old.get(name) or {}).get(p) != v}
+    return {k: v for k, v in new.items() if old.get(k) != v}
+
+
 def _rotate(items: list[Any], shift: int) -> list[Any]:
     return items[shift % len(items):] + items[:shift % len(items)] if items else items
 
@@ -198,18 +245,18 @@ def extractor(call: Call) -> Reply:
     pointed = _rotate(list(dict.fromkeys(pointed)), shift)
     order = pointed + _rotate([locus for locus in rest if locus not in pointed], shift)
     order.sort(key=lambda locus: locus in done)            # blocks not improved before first
-    larger = [component for component, direction in evidence if direction == "larger"]
     for locus in order:
         block = section_block(script, locus)
         parsed = parse_gene_block(block or "")
         if block is None or parsed is None:
             continue
         dims = dimensions(locus, parsed[1], call.kind)
-        changes = capacity_moves(parsed[1]["members"], CAPACITY_STEP) if locus == "MODEL" and larger else None
         why = f"The ablation summary points at {', '.join(c for c, _ in evidence[:2]) or named.group(1)}." \
             if evidence or named else ""
-        if changes:
-            why += " Smaller models scored worse, so larger ones may score better."
+        planned = _plan_from_evidence(spec, locus, dims, evidence)
+        if planned:
+            changes, reason = planned
+            why += " " + reason
         else:
             changes = propose(dims, [], call.maximize, call.rng(locus))
         if changes:
