@@ -150,3 +150,13 @@ def test_a_change_that_helped_in_the_ablation_is_the_plan(regression):
                          previous_code_blocks=[]).structured["plans"][0]["plan"]
     assert f'[builtin-changes: {{"prep.scale": "{other}"}}]' in plan
     assert "The ablation's scaling change scored better" in plan
+
+
+def test_a_summary_naming_unknown_components_still_gets_a_plan(regression):
+    """Another agent's summary may name components the builtin does not know."""
+    script = _solution(regression)
+    summary = ("- [component: attention_heads] more heads: 39.0 (-1.000000); the change helps, so this is worth "
+               "changing.\nMost impactful component: attention_heads (|change| 1.0).")
+    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
+                         previous_code_blocks=[]).structured["plans"][0]["plan"]
+    assert "[builtin-changes:" in plan

@@ -170,6 +170,8 @@ def _evidence(summary: str) -> list[tuple[str, str]]:
     found = []
     for component, delta, verdict in re.findall(
             r"\[component: (\w+)\][^\n]*\(([-+][\d.eE+-]+)\); the change (helps|hurts)", summary):
+        if component not in COMPONENT_LOCUS:   # a summary from another agent may name anything
+            continue
         if verdict == "helps":
             found.append((abs(float(delta)), component, "as studied"))
         elif component == "model_capacity":
@@ -240,7 +242,9 @@ def extractor(call: Call) -> Reply:
     # blocks the ablation points at come before those it says nothing about.
     path = re.search(r"path-(\d+)", call.effect_id)
     shift = int(path.group(1)) if path else 0
-    pointed = [COMPONENT_LOCUS[c] for c, _ in evidence] + ([COMPONENT_LOCUS[named.group(1)]] if named else [])
+    pointed = [COMPONENT_LOCUS[c] for c, _ in evidence]
+    if named and named.group(1) in COMPONENT_LOCUS:
+        pointed.append(COMPONENT_LOCUS[named.group(1)])
     rest = ["MODEL", "REGULARIZATION", "DATA", "LOSS"] + (["TRAINING_TRICKS"] if len(spec["model"]["members"]) > 1 else [])
     pointed = _rotate(list(dict.fromkeys(pointed)), shift)
     order = pointed + _rotate([locus for locus in rest if locus not in pointed], shift)
