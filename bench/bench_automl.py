@@ -183,9 +183,10 @@ def table(rows: list[dict], strategies: list[str]) -> str:
             cells += [_f(ours), _f(relative(ours, _m([r["flaml"]["score"] for r in mine]), maximize), "+.2%"),
                       _f(_m([r[s]["wall_s"] for r in mine]), ".0f")]
         cells.append(_f(_m([r["flaml"]["wall_s"] for r in mine]), ".0f"))
-        first = strategies[0]
-        kept = sum(1 for r in mine if _not_worse(r[first], maximize))
-        cells.append(f"{kept}/{len(mine)}")
+        # Only MLE-STAR has Phase 1 candidates; an evolve-only table has nothing to compare.
+        staged = [r["mle-star"] for r in mine if "mle-star" in r and r["mle-star"].get("phase1") is not None]
+        kept = sum(1 for run in staged if _not_worse(run, maximize))
+        cells.append(f"{kept}/{len(mine)}" if staged else "n/a")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

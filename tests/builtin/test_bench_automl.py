@@ -58,3 +58,9 @@ def test_flaml_from_a_file_that_is_not_bench_output_is_a_clear_error(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(SystemExit, match="notes.json: not a JSON file written by this bench"):
         bench.earlier_flaml([bad])
+
+
+def test_an_evolve_only_table_has_no_phase1_column_to_fill():
+    rows = [{"task": "bikes", "metric": "rmse", "maximize": False, "seed": 0,
+             "evolve": {"score": 30.4, "wall_s": 93.0, "phase1": None}, "flaml": {"score": 30.1, "wall_s": 126.0}}]
+    assert bench.table(rows, ["evolve"]).splitlines()[-1].endswith("| 126 | n/a |")
