@@ -8,14 +8,14 @@ TEST_STAMP := $(VENV)/.installed-test-extras
 DEMO_DB := engine-runs/demo.db
 DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test lint test-fast bench bench-automl fixtures clean sandbox-deps
+.PHONY: venv demo test lint bench bench-automl fixtures clean sandbox-deps
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e .
 	touch $(STAMP)
 
 # The main job on a bundled task with the offline builtin agent: no network, no API key.
@@ -40,7 +40,8 @@ sandbox-deps:
 	  exit 1; \
 	fi
 
-# What only the tests (and benchmarks) need beyond the demo: the optional backends' clients, the
+# What only the tests (and benchmarks) need beyond the demo (whose install is the engine alone,
+# to keep it under two minutes): pytest, hypothesis, ruff and mypy, the optional backends' clients, the
 # builtin agent's stronger learner (ml: LightGBM; the demo uses its scikit-learn fallback), the
 # cluster extra (psycopg, ray) and a PostgreSQL server — the Debian package's binaries, started
 # per test session in a temp dir (store/pg_local.py).
@@ -72,7 +73,7 @@ bench-automl: venv $(TEST_STAMP) sandbox-deps
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_automl.py --time-limit 120 --seeds 0 1 2 --strategies mle-star evolve
 
 # Re-record the replay fixtures (tests/replays/*.jsonl) after an intended behaviour change.
-fixtures: venv
+fixtures: venv $(TEST_STAMP)
 	PYTHONPATH=$(CURDIR) $(PY) -m tests.replays.record --all
 
 clean:
