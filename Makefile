@@ -12,12 +12,10 @@ DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
 venv: $(STAMP)
 
-# --no-compile: byte-compiling every installed module (scipy, pandas, scikit-learn, ...) took
-# half of the demo's install (48 s -> 26 s); Python compiles what it imports on first use.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-compile -e .
+	$(PY) -m pip install --quiet -e .
 	touch $(STAMP)
 
 # The main job on a bundled task with the offline builtin agent: no network, no API key.
@@ -48,7 +46,7 @@ sandbox-deps:
 # cluster extra (psycopg, ray) and a PostgreSQL server — the Debian package's binaries, started
 # per test session in a temp dir (store/pg_local.py).
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --no-compile -e '.[test,openai,cluster,ml]'
+	$(PY) -m pip install --quiet -e '.[test,openai,cluster,ml]'
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 	touch $(TEST_STAMP)
