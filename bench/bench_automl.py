@@ -209,7 +209,9 @@ def earlier_flaml(paths: list[Path]) -> dict[tuple[str, int], dict]:
         if not isinstance(rows, list):
             sys.exit(f"--flaml-from {path}: expected a list of rows, as this bench's --json writes")
         for row in rows:
-            if isinstance(row, dict) and isinstance(row.get("flaml"), dict) and row["flaml"].get("score") is not None:
+            if not (isinstance(row, dict) and {"task", "seed"} <= row.keys() and isinstance(row.get("flaml"), dict)):
+                sys.exit(f"--flaml-from {path}: a row without task, seed and flaml ({str(row)[:80]})")
+            if row["flaml"].get("score") is not None:
                 found[(row["task"], int(row["seed"]))] = {**row["flaml"], "from": path.name}
     return found
 

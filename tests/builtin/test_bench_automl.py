@@ -58,6 +58,9 @@ def test_flaml_from_a_file_that_is_not_bench_output_is_a_clear_error(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(SystemExit, match="notes.json: not a JSON file written by this bench"):
         bench.earlier_flaml([bad])
+    bad.write_text('[{"task": "bikes", "flaml": {"score": 30.0}}]')
+    with pytest.raises(SystemExit, match="notes.json: a row without task, seed and flaml"):
+        bench.earlier_flaml([bad])
 
 
 def test_an_evolve_only_table_has_no_phase1_column_to_fill():
