@@ -348,12 +348,12 @@ def main() -> None:
         sys.exit(2)
 
 
-def _usage_errors() -> tuple[type[Exception], ...]:
+def _usage_errors() -> tuple[type[Any], ...]:  # two unrelated classes, both with .show()
     """Click's usage errors. Typer >= 0.24 vendors click as ``typer._click``, whose exception
     classes are not click's own, so both are caught (an unknown command once gave a traceback)."""
     import click
 
-    classes: list[type[Exception]] = [click.exceptions.ClickException]
+    classes: list[type[Any]] = [click.exceptions.ClickException]
     try:
         from typer._click.exceptions import ClickException as VendoredClickException
     except ImportError:  # an older typer on the real click
