@@ -47,7 +47,7 @@ def connect() -> Any:
     if not ray.is_initialized():
         import logging
 
-        ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False, log_to_driver=False,
+        ray.init(address=os.environ.get("RAY_ADDRESS") or "local", include_dashboard=False, log_to_driver=False,
                  logging_level=logging.WARNING)
     return ray
 

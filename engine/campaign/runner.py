@@ -9,6 +9,7 @@ lease, so a run whose worker died is resumed by the next attempt (on a live node
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -115,7 +116,10 @@ class CampaignRunner:
         self._ray = ray
         if not ray.is_initialized():
             try:
-                ray.init(address=self.options.ray_address, include_dashboard=False, log_to_driver=False,
+                # "local", not Ray's default discovery: with no address given, Ray would attach to
+                # any cluster already running on this machine (another user's, another test's).
+                ray.init(address=self.options.ray_address or os.environ.get("RAY_ADDRESS") or "local",
+                         include_dashboard=False, log_to_driver=False,
                          logging_level=logging.WARNING)
             except (ConnectionError, ValueError, RuntimeError) as exc:
                 where = self.options.ray_address or "a local Ray instance"
