@@ -35,6 +35,13 @@ def evaluate_on_worker(payload: dict[str, Any], code: str, ctx: Any) -> Evaluati
     return anyio.run(run_evaluation, request, code, replace(ctx, gpu_info={}))
 
 
+def ray_address(explicit: str | None = None) -> str:
+    """Where Ray is: the address given, else $RAY_ADDRESS, else "local" (a Ray of our own on this
+    machine). Never Ray's own discovery, which attaches to any cluster already running here
+    (another user's, or in the tests another xdist worker's, taking our runs down when it stops)."""
+    return explicit or os.environ.get("RAY_ADDRESS") or "local"
+
+
 def connect() -> Any:
     """Ray, connected: the cluster this process already belongs to (a campaign's worker), else
     $RAY_ADDRESS, else a Ray instance started on this machine."""
@@ -47,7 +54,7 @@ def connect() -> Any:
     if not ray.is_initialized():
         import logging
 
-        ray.init(address=os.environ.get("RAY_ADDRESS") or "local", include_dashboard=False, log_to_driver=False,
+        ray.init(address=ray_address(), include_dashboard=False, log_to_driver=False,
                  logging_level=logging.WARNING)
     return ray
 

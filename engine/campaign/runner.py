@@ -9,7 +9,6 @@ lease, so a run whose worker died is resumed by the next attempt (on a live node
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -18,6 +17,7 @@ from events.campaign import CampaignAttemptFailed, CampaignRunCreated, CampaignR
 from engine import runs as runs_mod
 from engine.campaign.plan import CampaignError, CampaignRequest, cell_config, run_id_for, same_plan, started_event
 from engine.campaign.ray_driver import drive_run, forwarded_env
+from engine.campaign.ray_eval import ray_address
 from engine.campaign.state import CampaignState, CellState, fold_campaign, stream_id
 from replay.state import fold
 from store.base import LeaseHeld, RunExists, RunNotFound
@@ -116,13 +116,11 @@ class CampaignRunner:
         self._ray = ray
         if not ray.is_initialized():
             try:
-                # "local", not Ray's default discovery: with no address given, Ray would attach to
-                # any cluster already running on this machine (another user's, another test's).
-                ray.init(address=self.options.ray_address or os.environ.get("RAY_ADDRESS") or "local",
-                         include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.WARNING)
+                ray.init(address=ray_address(self.options.ray_address), include_dashboard=False,
+                         log_to_driver=False, logging_level=logging.WARNING)
             except (ConnectionError, ValueError, RuntimeError) as exc:
-                where = self.options.ray_address or "a local Ray instance"
+                address = ray_address(self.options.ray_address)
+                where = "a local Ray instance" if address == "local" else address
                 raise CampaignError(f"cannot connect to {where}: {exc}") from None
             self._started_ray = True
 

@@ -116,3 +116,15 @@ def test_a_worker_without_the_run_directory_fails_the_attempt_saying_why(tmp_pat
     shutil.rmtree(tmp_path / run_id)
     with pytest.raises(RunDirUnreachable, match="ENGINE_RUNS_DIR must be a directory every node mounts"):
         drive_run(str(db), run_id, lease_wait_s=1)
+
+
+def test_ray_address_is_the_one_given_else_env_else_our_own_local_ray(monkeypatch):
+    """Never Ray's discovery: in CI a campaign started without an address attached to another
+    xdist worker's cluster and lost its runs when that test stopped it."""
+    from engine.campaign.ray_eval import ray_address
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert ray_address() == "local" and ray_address(None) == "local"
+    monkeypatch.setenv("RAY_ADDRESS", "head:6379")
+    assert ray_address() == "head:6379"
+    assert ray_address("ray://other:10001") == "ray://other:10001"
