@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from engine.agents.builtin.spec import parse_spec
@@ -132,10 +133,25 @@ def test_parallel_paths_split_the_evidence_before_exploring_blindly(regression):
                                ablation_summary=summary, previous_code_blocks=[])
         first[path] = reply.structured["plans"][0]["code_block"].splitlines()[0]
     assert first == {0: "# [SECTION: MODEL]", 1: "# [SECTION: DATA]"}
-    only_data = _summary(("feature_engineering", "row statistics and missing counts added", -1.4))
-    reply = regression.ask("extractor", effect_id="phase2/path-1/t0/extractor", solution_script=script,
-                           ablation_summary=only_data, previous_code_blocks=[])
-    assert reply.structured["plans"][0]["code_block"].startswith("# [SECTION: DATA]")
+
+
+def test_paths_with_the_same_single_finding_still_write_different_scripts(regression):
+    """Every path's first ablation studies model capacity, so two paths often hold one and the
+    same finding. Both act on it (neither skips the only block that helped), but the second also
+    moves another setting of that block: two identical scripts would leave Phase 3 nothing to
+    ensemble (a CI run of the 120 s e2e test handed Phase 3 one script from both paths)."""
+    script = _solution(regression)
+    for summary in (_summary(("feature_engineering", "row statistics and missing counts added", -1.4)),
+                    _summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 6.0))):
+        plans, blocks = {}, {}
+        for path in (0, 1):
+            plan = regression.ask("extractor", effect_id=f"phase2/path-{path}/t0/extractor", solution_script=script,
+                                  ablation_summary=summary, previous_code_blocks=[]).structured["plans"][0]
+            blocks[path] = plan["code_block"].splitlines()[0]
+            plans[path] = json.loads(re.search(r"\[builtin-changes: (\{.*\})\]", plan["plan"]).group(1))
+        assert blocks[0] == blocks[1], blocks
+        assert plans[0] != plans[1] and plans[0].items() < plans[1].items(), plans
+        assert len(plans[1]) == len(plans[0]) + 1
 
 
 def test_a_change_that_helped_in_the_ablation_is_the_plan(regression):

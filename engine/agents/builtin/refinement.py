@@ -225,6 +225,17 @@ def _gene_diff(locus: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str
     return {k: v for k, v in new.items() if old.get(k) != v}
 
 
+def _varied(planned: tuple[dict[str, Any], str], dims: list[Dim], call: Call) -> tuple[dict[str, Any], str] | None:
+    """The evidence's change plus one move of another setting of the block, chosen by this
+    path's own random stream; None when the block has no other setting to move."""
+    changes, reason = planned
+    others = [d for d in dims if d.key not in changes]
+    varied = propose(others, [(changes, 0.0)], call.maximize, call.rng("varied"))
+    if not varied:
+        return None
+    return varied, reason + " A parallel path acts on the same finding, so this one also moves another setting."
+
+
 def _rotate(items: list[Any], shift: int) -> list[Any]:
     return items[shift % len(items):] + items[:shift % len(items)] if items else items
 
@@ -246,7 +257,12 @@ def extractor(call: Call) -> Reply:
     if named and named.group(1) in COMPONENT_LOCUS:
         pointed.append(COMPONENT_LOCUS[named.group(1)])
     rest = ["MODEL", "REGULARIZATION", "DATA", "LOSS"] + (["TRAINING_TRICKS"] if len(spec["model"]["members"]) > 1 else [])
-    pointed = _rotate(list(dict.fromkeys(pointed)), shift)
+    pointed = list(dict.fromkeys(pointed))
+    # Past the end of the pointed blocks, this path's first choice is one a lower path also
+    # makes from the same findings (every first ablation studies model capacity): acting on
+    # them alike would give both paths one script, and Phase 3 nothing to ensemble.
+    shares_evidence = shift >= len(pointed) > 0
+    pointed = _rotate(pointed, shift)
     order = pointed + _rotate([locus for locus in rest if locus not in pointed], shift)
     order.sort(key=lambda locus: locus in done)            # blocks not improved before first
     for locus in order:
@@ -258,6 +274,10 @@ def extractor(call: Call) -> Reply:
         why = f"The ablation summary points at {', '.join(c for c, _ in evidence[:2]) or named.group(1)}." \
             if evidence or named else ""
         planned = _plan_from_evidence(spec, locus, dims, evidence)
+        if planned and shares_evidence and locus == pointed[0]:
+            planned = _varied(planned, dims, call)
+            if planned is None:     # nothing else to move here: explore the next block
+                continue
         if planned:
             changes, reason = planned
             why += " " + reason
