@@ -115,11 +115,11 @@ class CampaignRunner:
                 from None
         self._ray = ray
         if not ray.is_initialized():
+            address = ray_address(self.options.ray_address)
             try:
-                ray.init(address=ray_address(self.options.ray_address), include_dashboard=False,
-                         log_to_driver=False, logging_level=logging.WARNING)
+                ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING)
             except (ConnectionError, ValueError, RuntimeError) as exc:
-                address = ray_address(self.options.ray_address)
                 where = "a local Ray instance" if address == "local" else address
                 raise CampaignError(f"cannot connect to {where}: {exc}") from None
             self._started_ray = True

@@ -230,6 +230,8 @@ def _varied(planned: tuple[dict[str, Any], str], dims: list[Dim], call: Call) ->
     path's own random stream; None when the block has no other setting to move."""
     changes, reason = planned
     others = [d for d in dims if d.key not in changes]
+    # The evidence's change as the only scored plan makes it the incumbent; propose then moves
+    # one of the other settings from it (the score's value is never compared with anything).
     varied = propose(others, [(changes, 0.0)], call.maximize, call.rng("varied"))
     if not varied:
         return None
