@@ -141,15 +141,17 @@ def test_paths_with_the_same_single_finding_still_write_different_scripts(regres
     moves another setting of that block: two identical scripts would leave Phase 3 nothing to
     ensemble (a CI run of the 120 s e2e test handed Phase 3 one script from both paths)."""
     script = _solution(regression)
-    for summary in (_summary(("feature_engineering", "row statistics and missing counts added", -1.4)),
-                    _summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 6.0))):
+    for summary, block in ((_summary(("feature_engineering", "row statistics and missing counts added", -1.4)),
+                            "# [SECTION: DATA]"),
+                           (_summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 6.0)),
+                            "# [SECTION: MODEL]")):
         plans, blocks = {}, {}
         for path in (0, 1):
             plan = regression.ask("extractor", effect_id=f"phase2/path-{path}/t0/extractor", solution_script=script,
                                   ablation_summary=summary, previous_code_blocks=[]).structured["plans"][0]
             blocks[path] = plan["code_block"].splitlines()[0]
             plans[path] = json.loads(re.search(r"\[builtin-changes: (\{.*\})\]", plan["plan"]).group(1))
-        assert blocks[0] == blocks[1], blocks
+        assert blocks == {0: block, 1: block}, blocks
         assert plans[0] != plans[1] and plans[0].items() < plans[1].items(), plans
         assert len(plans[1]) == len(plans[0]) + 1
 
