@@ -4,7 +4,7 @@ For each bundled task and seed, one engine run (``--agent builtin --preset P --t
 one or more strategies) and one FLAML ``AutoML.fit(time_budget=T)`` run, both in their own
 subprocess, one after the other (the order alternates with the seed so neither always meets
 a warmer or busier machine). Both submissions are graded on the private answers
-(``engine.grading``). For every engine run the best Phase 1 candidate (by validation score) is
+(``engine.grading.grader``). For every engine run the best Phase 1 candidate (by validation score) is
 graded too, to show whether refinement and ensembling earned their keep.
 
     python bench/bench_automl.py --time-limit 120 --seeds 0 1 2 [--tasks bike-sharing ...]
@@ -47,7 +47,7 @@ def _engine(*args: str, db: Path) -> subprocess.CompletedProcess:
 
 
 def _grade(task_dir: Path, submission: Path) -> float | None:
-    from engine.grading import grade_submission
+    from engine.grading.grader import grade_submission
     from engine.tasks import load_task
 
     if not submission.is_file():
@@ -85,7 +85,7 @@ def run_engine(task: str, task_dir: Path, strategy: str, preset: str, seed: int,
     wall = time.monotonic() - start
     if proc.returncode != 0:
         return {"score": None, "wall_s": wall, "error": (proc.stderr or proc.stdout).strip()[-300:]}
-    from engine.runs import locate_run_submission
+    from engine.run.lifecycle import locate_run_submission
 
     # Graded against this task directory's private answers: the run's own copy of the task
     # holds only the public files, as it should.

@@ -6,7 +6,7 @@
    same durability (WAL, synchronous=FULL), single events and batches of 50; target ours/raw >= 0.5
 2. folding 100,000 events (replay.state.fold) over envelopes read from the store; read and fold
    timed separately; target fold < 1 s
-3. resume latency of a 10,000-event run: from the call to engine.runs.drive() in a fresh
+3. resume latency of a 10,000-event run: from the call to engine.run.lifecycle.drive() in a fresh
    process (imports done) to the first re-issued effect starting; target < 300 ms
 4. replaying a 5,000-event log through the handlers (replay.verify) vs a plain fold (ratio)
 """
@@ -204,8 +204,8 @@ def bench_fold(tmp: Path, n_events: int, rounds: int = 3) -> None:
 def record_bench_run(db: Path, n_events: int) -> str:
     """Drive the bench strategy with a fast echo backend and stop it (SIGINT) after ~n_events."""
     from bench.bench_strategy import FastEcho
-    from engine import runs
-    from engine.runs import PreparedTask
+    from engine.run import lifecycle as runs
+    from engine.run.lifecycle import PreparedTask
     from events.domain import PipelineConfig, TaskDescription
 
     task = TaskDescription(competition_id="bench", task_type="regression", data_modality="tabular",
@@ -229,7 +229,7 @@ from engine import runs
 from replay.state import fold
 from replay.verify import verify
 from handlers.runtime import Runtime
-from engine.strategies import load_strategy
+from engine.run.strategies import load_strategy
 import bench.bench_strategy
 db, run_id = sys.argv[1], sys.argv[2]
 mark = {}
@@ -277,7 +277,7 @@ def bench_resume(tmp: Path, n_events: int, rounds: int = 3) -> None:
 
 
 def bench_replay(tmp: Path, n_events: int, rounds: int = 3) -> None:
-    from engine.strategies import load_strategy
+    from engine.run.strategies import load_strategy
     from handlers.runtime import Runtime
     from replay.verify import verify
 

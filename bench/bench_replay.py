@@ -9,7 +9,7 @@ steps, 15 ensemble rounds) answered in memory by the canned model of the replay 
 to a SQLite store input by input (one transaction per input with the decisions it caused, as the
 driver does) and read back: the same envelopes ``engine replay`` reads. Then, over those
 envelopes, the best of N timings of
-* replay: ``engine.replaying.replay_log`` (re-derive and compare every decision), and
+* replay: ``engine.run.replayer.replay_log`` (re-derive and compare every decision), and
 * fold:   ``replay.state.fold`` (the projection every CLI verb uses).
 """
 
@@ -25,11 +25,11 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from engine.replaying import replay_log  # noqa: E402
+from engine.run.replayer import replay_log  # noqa: E402
 from events.base import NewEvent  # noqa: E402
 from events.core import EvaluationCompleted, SubmissionInfo  # noqa: E402
 from events.domain import PipelineConfig  # noqa: E402
-from handlers.pipeline import main as mle_star  # noqa: E402
+from handlers.mlestar.pipeline import main as mle_star  # noqa: E402
 from replay.state import fold  # noqa: E402
 from store.sqlite import SQLiteEventStore  # noqa: E402
 from tests.replays import canned  # noqa: E402

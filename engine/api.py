@@ -14,7 +14,7 @@ other (``db`` as for ``--db``: default ``$ENGINE_DB`` or ``./engine-runs/engine.
   is the public data directory. It is validated before anything is written (REQ-OR-002):
   problems raise ``InputError``, a ``ValueError``.
 * ``config``: ``None`` means ``PipelineConfig()`` (REQ-OR-044); ``MLE_STAR_*`` variables fill
-  the fields the caller did not set (REQ-OR-046, ``engine.envconfig``).
+  the fields the caller did not set (REQ-OR-046, ``engine.config.environment``).
 * ``agent``: ``claude`` | ``builtin`` | ``auto`` | ``replay:<run>`` | ``package.module:Attr``. A
   backend that cannot run here (e.g. ``claude`` without credentials) raises
   ``EnvironmentError`` (REQ-OR-046).
@@ -41,10 +41,10 @@ from events.domain import (
     SolutionScript,
     TaskDescription,
 )
-from engine import runs as runs_mod
-from engine.envconfig import apply_env
-from engine.references import checked_discussions, with_contamination_check
-from engine.validate import config_problems, raise_if, task_problems, task_spec_problems
+from engine.run import lifecycle as runs_mod
+from engine.config.environment import apply_env
+from engine.config.references import checked_discussions, with_contamination_check
+from engine.config.validate import config_problems, raise_if, task_problems, task_spec_problems
 
 TaskInput = str | Path | TaskDescription
 
@@ -117,7 +117,7 @@ async def run_pipeline(task: TaskInput, config: PipelineConfig | None = None, *,
                        reference_discussions: Sequence[str] | None = None) -> FinalResult:
     """REQ-OR-001: the whole MLE-STAR pipeline; a fully populated ``FinalResult``.
     ``reference_discussions`` turns on finalization's contamination check (REQ-FN-030/034,
-    ``engine.references``); an empty list is an ``InputError``."""
+    ``engine.config.references``); an empty list is an ``InputError``."""
     params = None
     if reference_discussions is not None:
         params = with_contamination_check(None, checked_discussions(reference_discussions))
@@ -136,8 +136,8 @@ def run_pipeline_sync(task: TaskInput, config: PipelineConfig | None = None, *, 
 
 async def run_phase1(task: TaskInput, config: PipelineConfig | None = None, *, agent: str = "auto",
                      db: str | Path | None = None, seed: int = 0) -> Phase1Result:
-    """REQ-OR-012 as a library call: Phase 1 alone (strategy ``handlers.phase1:phase1_only``)."""
-    result = await run_strategy("handlers.phase1:phase1_only", task, config, agent=agent, db=db, seed=seed)
+    """REQ-OR-012 as a library call: Phase 1 alone (strategy ``handlers.mlestar.phase1:phase1_only``)."""
+    result = await run_strategy("handlers.mlestar.phase1:phase1_only", task, config, agent=agent, db=db, seed=seed)
     return Phase1Result.model_validate(result["phase1"])
 
 
@@ -146,9 +146,9 @@ async def run_phase2_outer_loop(task: TaskInput, config: PipelineConfig | None,
                                 agent: str = "auto", db: str | Path | None = None,
                                 seed: int = 0) -> list[Phase2Result]:
     """REQ-OR-013 as a library call: the L Phase 2 paths from ``initial_solution`` (strategy
-    ``handlers.phase2:phase2_only``); one ``Phase2Result`` per path."""
+    ``handlers.mlestar.phase2:phase2_only``); one ``Phase2Result`` per path."""
     content = initial_solution.content if isinstance(initial_solution, SolutionScript) else str(initial_solution)
-    result = await run_strategy("handlers.phase2:phase2_only", task, config, agent=agent, db=db, seed=seed,
+    result = await run_strategy("handlers.mlestar.phase2:phase2_only", task, config, agent=agent, db=db, seed=seed,
                                 params={"initial_solution": content, "initial_score": float(initial_score)})
     return [Phase2Result.model_validate(r) for r in result["phase2_results"]]
 

@@ -164,7 +164,7 @@ class PipelineConfig(BaseModel):
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
     # Where script evaluations run: in this process's machine ("local") or as Ray tasks with
     # this request each ("ray": $RAY_ADDRESS, else the cluster a campaign runs on, else local Ray),
-    # so one run's paths can use several GPUs or hosts (engine/campaign/ray_eval.py).
+    # so one run's paths can use several GPUs or hosts (engine/run/ray_eval.py).
     evaluation_executor: Literal["local", "ray"] = "local"
     evaluation_cpus: float = Field(default=1.0, gt=0)
     evaluation_gpus: float = Field(default=0.0, ge=0)
@@ -435,24 +435,6 @@ class FinalResult(BaseModel):
     submission_path: str
     total_duration_seconds: float
     total_cost_usd: float | None
-
-
-# --- score comparison (REQ-DM-028/029) ---------------------------------------------------
-
-
-def is_improvement(new_score: float | None, old_score: float | None, direction: MetricDirection) -> bool:
-    """Strictly better (REQ-DM-028); the rule lives in ``events.score.Score``."""
-    from events.score import Score  # events.score imports this module
-
-    return Score(direction).improves(new_score, old_score)
-
-
-def is_improvement_or_equal(new_score: float | None, old_score: float | None,
-                            direction: MetricDirection) -> bool:
-    """Better or equal (REQ-DM-029): the paper's ``>=`` of Algorithms 1 and 2 (``events.score``)."""
-    from events.score import Score
-
-    return Score(direction).at_least(new_score, old_score)
 
 
 class PipelineError(Exception):

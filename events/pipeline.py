@@ -1,5 +1,5 @@
 """Orchestrator decisions (spec 09): how time and money were shared out and what the pipeline
-did when a limit was reached. Each one is a decision of ``handlers.pipeline``; together with
+did when a limit was reached. Each one is a decision of ``handlers.mlestar.pipeline``; together with
 PhaseStarted/PhaseCompleted they make the run's control flow readable from the log alone.
 """
 

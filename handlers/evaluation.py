@@ -18,7 +18,7 @@ from typing import Any, Literal, Sequence
 
 from events.core import SolutionEvaluated, SubmissionInfo
 from events.domain import EvaluationResult, SolutionScript
-from handlers.common import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
+from handlers.toolkit import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
 from handlers.runtime import Workflow
 from handlers.safety import check_and_fix_leakage, debug_once
 

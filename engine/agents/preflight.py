@@ -53,7 +53,7 @@ def _explain(backend: Any, kind: str, message: str) -> str:
 async def _reachable(url: str, timeout_s: float) -> str | None:
     """Why a TCP connection to ``url``'s host cannot be made (None: it can). The cheapest
     answer to "is the endpoint there at all", before the CLI spends its own time on it."""
-    from engine.agents.api_relay import Upstream
+    from engine.agents.claude.relay import Upstream
 
     try:
         upstream = Upstream.parse(url)

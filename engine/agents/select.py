@@ -20,6 +20,7 @@ from engine.agents.base import AgentBackend
 from engine.agents.errors import BackendUnavailable
 from engine.agents.secrets import detect_credentials
 from events.domain import PipelineConfig
+from events.module_aliases import current_module
 
 BACKEND_NAMES = ("claude", "openai", "builtin", "replay", "auto")
 
@@ -59,7 +60,7 @@ def _load_dotted(path: str) -> Callable[..., Any]:
     if not module_name or not attr:
         raise BackendUnavailable(f"backend {path!r}: expected 'package.module:Attribute'")
     try:
-        target: Any = importlib.import_module(module_name)
+        target: Any = importlib.import_module(current_module(module_name))  # a name recorded before a move
     except ImportError as exc:
         raise BackendUnavailable(f"backend {path!r}: cannot import {module_name}: {exc}") from exc
     for part in attr.split("."):
@@ -102,12 +103,12 @@ def select_backend(
                              "backend: builtin (auto: no Claude credentials found and no OPENAI_API_KEY / OPENAI_BASE_URL; "
                              "offline scikit-learn agent)")
     if name == "claude":
-        from engine.agents.claude import ClaudeBackend
+        from engine.agents.claude.backend import ClaudeBackend
 
         backend = ClaudeBackend(config, env=env)  # raises BackendUnavailable without credentials
         return BackendChoice(backend, "claude", f"backend: claude (model {backend.model}, auth via {backend.credential})")
     if name == "openai":
-        from engine.agents.openai_backend import OpenAIBackend
+        from engine.agents.openai.backend import OpenAIBackend
 
         backend = OpenAIBackend(config, env=env)  # raises BackendUnavailable without an endpoint or model
         return BackendChoice(backend, "openai", backend.describe())
@@ -116,7 +117,7 @@ def select_backend(
     if name == "replay":
         if replay_source is None:
             raise BackendUnavailable("the replay backend needs a recorded run to replay (replay_source)")
-        from engine.agents.replay import ReplayBackend
+        from engine.agents.recorded import ReplayBackend
 
         return BackendChoice(_construct(ReplayBackend, config=config, replay_source=replay_source), "replay",
                              "backend: replay (answers from a recorded run)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from engine.audit.common import AuditError, RunLog, fmt_score, is_better, kind_of, short
+from engine.audit.runlog import AuditError, RunLog, fmt_score, is_better, kind_of, short
 from events.domain import solution_id_of
 
 # Decisions that are plumbing rather than a verdict about a solution.

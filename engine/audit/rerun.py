@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from engine.audit.common import AuditError, kind_of
+from engine.audit.runlog import AuditError, kind_of
 from events.base import Envelope
 from replay.verify import current_payload  # old event versions compare in today's shape
 
@@ -161,7 +161,7 @@ def rerun(db: Path, run_id: str, *, new_run_id: str | None = None, strategy: str
           strict: bool = False, handle_signals: bool = True,
           progress: Callable[[str], None] | None = None) -> RerunOutcome:
     """Start the rerun, drive it to its end, compare its decisions with the recorded run's."""
-    from engine import runs as runs_mod
+    from engine.run import lifecycle as runs_mod
     from events.domain import PipelineConfig, TaskDescription
 
     store = runs_mod.open_store(db, create=False)

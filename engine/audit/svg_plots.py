@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
-from engine.audit.common import fmt_score, is_better
+from engine.audit.runlog import fmt_score, is_better
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#8cd17d", "#86bcb6", "#d37295")

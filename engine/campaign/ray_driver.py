@@ -12,23 +12,13 @@ import socket
 import time
 from typing import Any
 
-# Environment a run's driver reads (engine settings, model endpoints and keys). Ray workers do
-# not inherit the campaign command's environment, so these are passed by name with each task.
-FORWARDED_ENV_PREFIXES = ("ENGINE_", "MLE_STAR_", "ANTHROPIC_", "CLAUDE_", "OPENAI_")
-
-
-def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
-    env = os.environ if environ is None else environ
-    return {k: v for k, v in env.items() if k.startswith(FORWARDED_ENV_PREFIXES)}
-
-
 def drive_run(db: str, run_id: str, lease_wait_s: float) -> dict[str, Any]:
     """Drive ``run_id`` to its end; the run's outcome and where it ran.
 
     A run whose previous driver died on another host keeps its lease until the lease expires:
     wait for that (up to ``lease_wait_s``) rather than fail the attempt."""
-    from engine import runs
-    from engine.driver import RunFinished
+    from engine.run import lifecycle as runs
+    from engine.run.driver import RunFinished
     from replay.state import fold
     from store.base import LeaseHeld
 

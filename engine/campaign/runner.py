@@ -14,11 +14,11 @@ from typing import Any, Callable
 
 from events.base import Envelope, NewEvent
 from events.campaign import CampaignAttemptFailed, CampaignRunCreated, CampaignRunEnded
-from engine import runs as runs_mod
+from engine.run import lifecycle as runs_mod
 from engine.campaign.plan import CampaignError, CampaignRequest, cell_config, run_id_for, same_plan, started_event
-from engine.campaign.ray_driver import drive_run, forwarded_env
-from engine.campaign.ray_eval import ray_address
-from engine.campaign.state import CampaignState, CellState, fold_campaign, stream_id
+from engine.campaign.ray_driver import drive_run
+from engine.run.ray_eval import forwarded_env, ray_address
+from engine.campaign.stream import CampaignState, CellState, fold_campaign, stream_id
 from replay.state import fold
 from store.base import LeaseHeld, RunExists, RunNotFound
 

@@ -2,20 +2,19 @@
 subprocesses with timeouts and resource limits, reading their results, and the evaluation
 executor the engine calls for ``EvaluationRequested`` effects."""
 
-from .environment import build_execution_env, detect_gpu_info, is_secret_name
-from .evaluate import (
+from engine.harness.environment import build_execution_env, detect_gpu_info, is_secret_name
+from engine.harness.evaluate import (
     CodeEvaluation,
     ExecutorStrategy,
-    evaluate_batch,
     evaluate_code,
     evaluate_solution,
     is_better_solution,
     rank_solutions,
 )
-from .executor import EvalContext, eval_dir_for, run_evaluation
-from .output import CappedBuffer
-from .process import ProcessOutcome, execute_script, run_process
-from .results import (
+from engine.harness.executor import EvalContext, eval_dir_for, run_evaluation
+from engine.harness.output import CappedBuffer
+from engine.harness.process import ProcessOutcome, execute_script, run_process
+from engine.harness.results import (
     build_evaluation_result,
     detect_error,
     error_text,
@@ -23,9 +22,9 @@ from .results import (
     parse_score,
     rejected_result,
 )
-from .script import ScriptRejected, detect_error_masking, validate_script_content, write_script
-from .submission import check_submission, get_submission_info, verify_submission
-from .workdir import (
+from engine.harness.script import ScriptRejected, detect_error_masking, validate_script_content, write_script
+from engine.harness.submission import check_submission, get_submission_info, verify_submission
+from engine.harness.workdir import (
     clean_output_directory,
     populate_inputs,
     prepare_evaluation_directory,
@@ -49,7 +48,6 @@ __all__ = [
     "detect_gpu_info",
     "error_text",
     "eval_dir_for",
-    "evaluate_batch",
     "evaluate_code",
     "evaluate_solution",
     "execute_script",

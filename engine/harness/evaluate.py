@@ -1,14 +1,12 @@
-"""One evaluation end to end (REQ-EX-015/016/046), batches (REQ-EX-026) and ranking (REQ-EX-023/027)."""
+"""One evaluation end to end (REQ-EX-015/016/046) and ranking (REQ-EX-023/027)."""
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from functools import cmp_to_key
 
 import structlog
 
@@ -18,19 +16,19 @@ from events.domain import (
     PipelineConfig,
     SolutionScript,
     TaskDescription,
-    is_improvement,
 )
+from events.score import Score, usable
 
 from engine.sandbox import Sandbox
 from engine.sandbox.modes import resolve_mode
 from engine.sandbox.policy import evaluation_policy, private_answers_of
 
-from .environment import build_execution_env
-from .output import DEFAULT_OUTPUT_LIMIT_BYTES
-from .process import KILL_GRACE_SECONDS, ProcessOutcome, run_process
-from .results import build_evaluation_result, rejected_result
-from .script import ScriptRejected, write_code
-from .workdir import clean_output_directory, prepare_evaluation_directory, setup_working_directory
+from engine.harness.environment import build_execution_env
+from engine.harness.output import DEFAULT_OUTPUT_LIMIT_BYTES
+from engine.harness.process import KILL_GRACE_SECONDS, ProcessOutcome, run_process
+from engine.harness.results import build_evaluation_result, rejected_result
+from engine.harness.script import ScriptRejected, write_code
+from engine.harness.workdir import clean_output_directory, prepare_evaluation_directory, setup_working_directory
 
 log = structlog.get_logger(__name__)
 
@@ -142,24 +140,10 @@ async def evaluate_solution(
     return evaluation.result
 
 
-async def evaluate_batch(
-    solutions: Sequence[SolutionScript], task: TaskDescription, config: PipelineConfig
-) -> list[EvaluationResult]:
-    """REQ-EX-026: sequential evaluations, results in input order, each in its own directory."""
-    return [await evaluate_solution(solution, task, config) for solution in solutions]
-
-
-def _comparable(score: float | None) -> bool:
-    return score is not None and not math.isnan(score)
-
-
 def is_better_solution(new_result: EvaluationResult, old_score: float, direction: MetricDirection) -> bool:
-    """REQ-EX-023: strictly better, via ``is_improvement`` (REQ-EX-022); False for an error or
-    a missing score."""
-    score = new_result.score
-    if new_result.is_error or score is None or not _comparable(score):
-        return False
-    return is_improvement(score, old_score, direction)
+    """REQ-EX-023: strictly better (``Score.improves``, REQ-EX-022); False for an error or a
+    missing score."""
+    return not new_result.is_error and Score(direction).improves(new_result.score, old_score)
 
 
 def rank_solutions(
@@ -171,23 +155,14 @@ def rank_solutions(
 
     Decisions: an error run goes last even when it printed a score (digest §12 trap 10: a
     crashed script's score is not trusted); a NaN score counts as no score; ties and the
-    members of each group keep their input order (stable). Ordering uses ``is_improvement``
-    only (REQ-EX-022). Pure: inputs are not modified.
+    members of each group keep their input order (stable; ``Score.ranked``). Pure: inputs are
+    not modified.
     """
     if len(solutions) != len(results):
         raise ValueError(f"{len(solutions)} solutions but {len(results)} results")
     pairs = list(zip(solutions, results))
-    scored = [p for p in pairs if not p[1].is_error and _comparable(p[1].score)]
-    unscored = [p for p in pairs if not p[1].is_error and not _comparable(p[1].score)]
+    ok = [p for p in pairs if not p[1].is_error]
+    ranked = [ok[i] for i in Score(direction).ranked([p[1].score for p in ok])]
+    unscored = [p for p in ok if not usable(p[1].score)]
     errors = [p for p in pairs if p[1].is_error]
-
-    def order(a: tuple[SolutionScript, EvaluationResult], b: tuple[SolutionScript, EvaluationResult]) -> int:
-        sa, sb = a[1].score, b[1].score
-        assert sa is not None and sb is not None  # only scored pairs are ordered
-        if is_improvement(sa, sb, direction):
-            return -1
-        if is_improvement(sb, sa, direction):
-            return 1
-        return 0
-
-    return sorted(scored, key=cmp_to_key(order)) + unscored + errors
+    return ranked + unscored + errors

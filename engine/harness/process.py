@@ -18,8 +18,8 @@ from events.domain import ExecutionRawResult
 from engine.sandbox import Sandbox
 from engine.sandbox.launcher import LAUNCHER_MARKER
 
-from .monitor import TreeMonitor
-from .output import DEFAULT_OUTPUT_LIMIT_BYTES, HARNESS_PREFIX, CappedBuffer
+from engine.harness.monitor import TreeMonitor
+from engine.harness.output import DEFAULT_OUTPUT_LIMIT_BYTES, HARNESS_PREFIX, CappedBuffer
 
 log = structlog.get_logger(__name__)
 

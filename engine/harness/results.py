@@ -10,7 +10,7 @@ import structlog
 
 from events.domain import EvaluationResult, ExecutionRawResult
 
-from .output import HARNESS_PREFIX
+from engine.harness.output import HARNESS_PREFIX
 
 log = structlog.get_logger(__name__)
 

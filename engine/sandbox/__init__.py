@@ -10,8 +10,8 @@
 
 from events.sandbox import Bind, SandboxLimits, SandboxMode, SandboxNotice, SandboxPolicy, SandboxRequest
 
-from .audit import SandboxAudit, audit_sandbox
-from .modes import (
+from engine.sandbox.audit import SandboxAudit, audit_sandbox
+from engine.sandbox.modes import (
     INSTALL_HINT,
     SandboxUnavailable,
     bwrap_available,
@@ -20,7 +20,7 @@ from .modes import (
     describe_resolution,
     resolve_mode,
 )
-from .policy import (
+from engine.sandbox.policy import (
     agent_policy,
     build_policy,
     default_limits,
@@ -31,7 +31,7 @@ from .policy import (
     sandbox_uid,
     system_binds,
 )
-from .sandbox import Sandbox, SandboxError
+from engine.sandbox.sandbox import Sandbox, SandboxError
 
 __all__ = [
     "INSTALL_HINT", "Bind", "SandboxAudit", "audit_sandbox", "Sandbox", "SandboxError", "SandboxLimits", "SandboxMode", "SandboxNotice",

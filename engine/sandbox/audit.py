@@ -16,7 +16,7 @@ from typing import Any
 from events.base import Envelope
 from events.sandbox import SandboxPolicy
 
-from .policy import private_answers_of
+from engine.sandbox.policy import private_answers_of
 
 
 @dataclass

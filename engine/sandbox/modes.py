@@ -34,8 +34,8 @@ def bwrap_problem() -> str | None:
     binary = shutil.which("bwrap")
     if binary is None:
         return f"bubblewrap (bwrap) is not installed; {INSTALL_HINT}"
-    from .policy import build_policy, default_limits, sandbox_uid
-    from .sandbox import Sandbox
+    from engine.sandbox.policy import build_policy, default_limits, sandbox_uid
+    from engine.sandbox.sandbox import Sandbox
 
     with tempfile.TemporaryDirectory(prefix="sandbox-probe-") as tmp:
         policy = build_policy("bwrap", cwd=tmp, uid=sandbox_uid("probe"), gpus=False,

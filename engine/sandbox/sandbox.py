@@ -18,8 +18,8 @@ import structlog
 
 from events.sandbox import SandboxPolicy
 
-from .bwrap import bwrap_argv
-from .launcher import launcher_argv, rlimit_triples
+from engine.sandbox.bwrap import bwrap_argv
+from engine.sandbox.launcher import launcher_argv, rlimit_triples
 
 log = structlog.get_logger(__name__)
 

@@ -22,7 +22,7 @@ from events.core import AgentCallCompleted, EvaluationCompleted, SubmissionInfo
 from events.domain import SolutionPhase
 from events.evolution import DebugAttempted
 from events.score import usable
-from handlers.common import AgentReply, code_of, looks_like_code, timeout_for
+from handlers.toolkit import AgentReply, code_of, looks_like_code, timeout_for
 from handlers.evaluation import bug_text
 from handlers.evolution.genes import parse_genes, structure_error
 from handlers.evolution.prompts import debug_request, review_request

@@ -24,11 +24,12 @@ from typing import Any, Literal
 from events.core import PhaseCompleted, PhaseStarted, SubmissionInfo
 from events.domain import PipelineError, SolutionScript
 from events.evolution import EpochCompleted, EvolutionStopped, FinalNodeSelected, PhaseOneEnded
-from handlers.common import info, warn
+from handlers.toolkit import info, warn
 from handlers.evolution.journal import Journal, Node
 from handlers.evolution.profiles import evolve_profiles, seed_profiles
 from handlers.finalization import run_finalization
 from handlers.evolution.steps import SOLUTION_PHASE, Phase, plan_step, run_step
+from handlers.evolution.summary import run_summary
 from handlers.runtime import Task, Workflow
 
 Halt = Literal["time_limit", "cost_limit"]
@@ -196,8 +197,6 @@ class Search:
         best = self.select_final()
         solution = SolutionScript(content=best.code, phase=SOLUTION_PHASE[best.operator], score=best.score)
         outcome = await finalize(wf, solution, best.score, deadline_s=self.time_limit, submission=best.submission)
-        from handlers.evolution.summary import run_summary
-
         result = run_summary(self, best, outcome)
         wf.complete(submission_path=outcome.get("submission_path", ""), best_score=best.score, result=result)
 

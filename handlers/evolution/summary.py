@@ -1,18 +1,26 @@
-"""What ``RunCompleted.result`` says about an evolutionary run, and a minimal finalization used
-only if the shared one (``handlers.finalization``) is missing."""
+"""What ``RunCompleted.result`` says about an evolutionary run."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from handlers.evolution.journal import FITNESS
-
-if TYPE_CHECKING:
-    from handlers.evolution.journal import Node
-    from handlers.evolution.search import Search
+from events.domain import PipelineConfig
+from handlers.evolution.journal import FITNESS, Journal, Node
 
 
-def node_row(node: "Node") -> dict[str, Any]:
+class SearchRecord(Protocol):
+    """What the summary reads of the search (``handlers.evolution.search.Search``)."""
+
+    cfg: PipelineConfig
+    journal: Journal
+    phase1_summary: dict[str, Any]
+    phase2_epochs: int
+    stop_reason: str
+    global_epoch: int
+    profile_evolutions: list[int]
+
+
+def node_row(node: Node) -> dict[str, Any]:
     return {"node": node.id, "index": node.index, "step": node.step, "operator": node.operator,
             "phase": node.event.phase, "parents": node.parents, "primary_parent": node.parent_id,
             "score": node.score, "dead": node.dead, "is_buggy": node.is_buggy, "valid": node.valid,
@@ -20,14 +28,14 @@ def node_row(node: "Node") -> dict[str, Any]:
             "solution_id": node.event.solution_id}
 
 
-def offspring_report(search: "Search", operator: str) -> list[dict[str, Any]]:
+def offspring_report(journal: Journal, operator: str) -> list[dict[str, Any]]:
     """Each merge (or mutation) with the child's score against its parents' scores."""
     rows = []
-    for node in search.journal.nodes:
+    for node in journal.nodes:
         if node.operator != operator:
             continue
-        parents = {p: search.journal.get(p).score for p in node.parents if search.journal.has(p)}
-        parent_fits = [f for f in (search.journal.get(p).fitness for p in node.parents if search.journal.has(p))
+        parents = {p: journal.get(p).score for p in node.parents if journal.has(p)}
+        parent_fits = [f for f in (journal.get(p).fitness for p in node.parents if journal.has(p))
                        if f is not None]
         beat = (node.valid and node.fitness is not None and bool(parent_fits)
                 and FITNESS.improves(node.fitness, max(parent_fits)))
@@ -39,10 +47,10 @@ def offspring_report(search: "Search", operator: str) -> list[dict[str, Any]]:
     return rows
 
 
-def run_summary(search: "Search", best: "Node", finalization: dict[str, Any]) -> dict[str, Any]:
+def run_summary(search: SearchRecord, best: Node, finalization: dict[str, Any]) -> dict[str, Any]:
     j = search.journal
-    merges = offspring_report(search, "merge")
-    mutations = offspring_report(search, "mutate")
+    merges = offspring_report(j, "merge")
+    mutations = offspring_report(j, "mutate")
     ops: dict[str, dict[str, int]] = {}
     for node in j.nodes:
         o = ops.setdefault(node.operator, {"nodes": 0, "valid": 0, "dead": 0})

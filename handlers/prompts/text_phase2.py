@@ -4,12 +4,7 @@
 from __future__ import annotations
 
 from events.domain import AgentType
-from handlers.prompts.common import (
-    BLOCK_ANSWER,
-    KEEP_SUBSAMPLING,
-    NO_DUMMY_VARIABLES,
-    SCORE_LINE,
-)
+from handlers.prompts.fragments import BLOCK_ANSWER, KEEP_SUBSAMPLING, NO_DUMMY_VARIABLES, SCORE_LINE
 from handlers.prompts.template import PromptTemplate
 
 ABLATION = PromptTemplate(

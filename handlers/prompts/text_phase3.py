@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from events.domain import AgentType
-from handlers.prompts.common import CODE_ANSWER, SCORE_LINE
+from handlers.prompts.fragments import CODE_ANSWER, SCORE_LINE
 from handlers.prompts.template import PromptTemplate
 
 ENS_PLANNER = PromptTemplate(

@@ -5,7 +5,7 @@ data usage (Fig 22). Our own wording; the few exact sentences the spec requires 
 from __future__ import annotations
 
 from events.domain import AgentType
-from handlers.prompts.common import CODE_ANSWER, KEEP_SUBSAMPLING, SCORE_LINE
+from handlers.prompts.fragments import CODE_ANSWER, KEEP_SUBSAMPLING, SCORE_LINE
 from handlers.prompts.template import PromptTemplate
 
 #: REQ-SF-028: the data agent's "nothing to add" answer, matched case-insensitively.

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.agents.conftest import SECRET_KEY
-from engine.agents.claude import ClaudeBackend
+from engine.agents.claude.backend import ClaudeBackend
 from engine.agents.errors import BackendUnavailable
 from events.agents import build_default_agent_configs
 from events.core import AgentCallCompleted, AgentCallFailed

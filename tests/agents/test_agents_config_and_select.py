@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from engine.agents.errors import BackendUnavailable
-from engine.agents.hooks import BashPolicy, CallHooks
+from engine.agents.bash_policy import BashPolicy
+from engine.agents.claude.hooks import CallHooks
 from engine.agents.retry import classify_error_result, classify_exception
 from engine.agents.secrets import REDACTED, Redactor, detect_credentials
 from engine.agents.select import make_backend, select_backend
@@ -142,7 +143,7 @@ def test_select_dotted_paths():
 
 
 def test_select_replay(monkeypatch):
-    module = types.ModuleType("engine.agents.replay")
+    module = types.ModuleType("engine.agents.recorded")
 
     class ReplayBackend:
         name = "replay"
@@ -154,7 +155,7 @@ def test_select_replay(monkeypatch):
             raise NotImplementedError
 
     module.ReplayBackend = ReplayBackend
-    monkeypatch.setitem(sys.modules, "engine.agents.replay", module)
+    monkeypatch.setitem(sys.modules, "engine.agents.recorded", module)
     with pytest.raises(BackendUnavailable, match="replay_source"):
         make_backend("replay", config=PipelineConfig())
     assert make_backend("replay", config=PipelineConfig(), replay_source="log.db").source == "log.db"

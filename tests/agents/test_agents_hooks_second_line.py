@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents.hooks import BashPolicy, CallHooks
+from engine.agents.bash_policy import BashPolicy
+from engine.agents.claude.hooks import CallHooks
 
 pytestmark = pytest.mark.anyio
 

@@ -7,8 +7,8 @@ import itertools
 import pytest
 from claude_agent_sdk.testing import run_session_store_conformance
 
-from engine.agents.claude import ClaudeBackend
-from engine.agents.session_store import SQLiteSessionStore
+from engine.agents.claude.backend import ClaudeBackend
+from engine.agents.claude.session_store import SQLiteSessionStore
 from events.domain import PipelineConfig
 from handlers.prompts import build_request
 

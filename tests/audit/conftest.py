@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.audit.common import RunLog, load_run
+from engine.audit.runlog import RunLog, load_run
 from tests.audit.helpers import SCRIPTED_AGENT, TOY_TASK, engine, store_sim_run
 
 
@@ -29,7 +29,7 @@ def _sim_config():
 @pytest.fixture(scope="session")
 def sim_run(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     """The whole MLE-STAR pipeline (real handlers) on a simulated clock, scripted answers."""
-    from handlers.pipeline import main
+    from handlers.mlestar.pipeline import main
     from tests.pipeline import scripted_agent as sa
     from tests.pipeline.support import simulate_clock
 
@@ -44,7 +44,7 @@ def sim_run(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
 @pytest.fixture(scope="session")
 def sim_phase1(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     """Phase 1 alone through ``tests.support.sim.simulate`` (retrieve, draft, merge, checks)."""
-    from handlers.phase1 import phase1_only
+    from handlers.mlestar.phase1 import phase1_only
     from tests.pipeline import scripted_agent as sa
     from tests.support.sim import simulate
 

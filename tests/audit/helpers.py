@@ -32,7 +32,7 @@ def engine(*args: str | Path, extra_path: Path | None = None, timeout: float = 3
 
 
 def quick_config(**overrides) -> PipelineConfig:
-    from engine.config import build_config
+    from engine.config.presets import build_config
 
     return build_config(preset="quick", config_file=None, overrides=[f"{k}={v}" for k, v in overrides.items()],
                         extra={})

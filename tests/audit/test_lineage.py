@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from engine.audit.common import AuditError, from_envelopes
+from engine.audit.runlog import AuditError, from_envelopes
 from engine.audit.lineage import build_lineage, retrieved_models
 from events.base import NewEvent
 from events.core import RunCompleted, RunStarted, SolutionEvaluated, SolutionRecorded

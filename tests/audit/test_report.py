@@ -127,7 +127,7 @@ def test_report_of_a_real_mle_star_builtin_run(iris_run):
 
 
 def test_report_of_a_run_without_solutions_or_evaluations_still_renders(tmp_path):
-    from engine.audit.common import from_envelopes
+    from engine.audit.runlog import from_envelopes
     from events.base import NewEvent
     from events.core import Note, RunStarted
     from events.domain import PipelineConfig

@@ -7,7 +7,7 @@ import secrets
 
 import pytest
 
-from engine.audit.common import kind_of
+from engine.audit.runlog import kind_of
 from engine.audit.rerun import compare_decisions, decisions
 from store.sqlite import SQLiteEventStore
 from tests.audit.helpers import ECHO_AGENT, TOY_TASK, engine, write_threshold_strategy

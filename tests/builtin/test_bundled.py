@@ -15,7 +15,7 @@ from events.domain import PipelineConfig
 
 bundled = pytest.importorskip("engine.tasks.bundled")
 loader = pytest.importorskip("engine.tasks.loader")
-grading = pytest.importorskip("engine.grading")
+grading = pytest.importorskip("engine.grading.grader")
 
 
 def test_iris_logloss_test_script_is_gradable(tmp_path):

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.campaign.state import CampaignState, fold_campaign, stream_id
+from engine.campaign.stream import CampaignState, fold_campaign, stream_id
 from events.base import Envelope
 from replay.state import RESULT_TYPES
 

@@ -11,7 +11,7 @@ import time
 import psutil
 import pytest
 
-from engine import runs as runs_mod
+from engine.run import lifecycle as runs_mod
 from tests.campaign.support import SMALL_ARGS, campaign_state, read_traces, repeated_after_recorded, status_json
 from tests.core.helpers import engine_env, popen_engine, run_engine
 from tests.store_pg.server import database_name, fresh_database, pg_url  # noqa: F401 - fixture

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from engine import runs as runs_mod
+from engine.run import lifecycle as runs_mod
 from engine.campaign.plan import CampaignError, CampaignRequest, parse_seeds, run_id_for, same_plan, split_list
-from engine.campaign.state import fold_campaign, stream_id
+from engine.campaign.stream import fold_campaign, stream_id
 from events.base import NewEvent
 from events.campaign import (CampaignAttemptFailed, CampaignCell, CampaignRunCreated, CampaignRunEnded,
                              CampaignStarted)
@@ -106,7 +106,7 @@ def test_a_worker_without_the_run_directory_fails_the_attempt_saying_why(tmp_pat
     import shutil
 
     from engine.campaign.ray_driver import RunDirUnreachable, drive_run
-    from engine.config import build_config
+    from engine.config.presets import build_config
 
     db = tmp_path / "e.db"
     store = runs_mod.open_store(db)
@@ -121,7 +121,7 @@ def test_a_worker_without_the_run_directory_fails_the_attempt_saying_why(tmp_pat
 def test_ray_address_is_the_one_given_else_env_else_our_own_local_ray(monkeypatch):
     """Never Ray's discovery: in CI a campaign started without an address attached to another
     xdist worker's cluster and lost its runs when that test stopped it."""
-    from engine.campaign.ray_eval import ray_address
+    from engine.run.ray_eval import ray_address
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     assert ray_address() == "local" and ray_address(None) == "local"

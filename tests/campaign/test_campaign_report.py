@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from engine import runs as runs_mod
-from engine.campaign.report import build_report, mean_and_se, report_json
-from engine.campaign.report_html import render_html
-from engine.campaign.state import fold_campaign, stream_id
+from engine.run import lifecycle as runs_mod
+from engine.campaign.tally import build_report, mean_and_se, report_json
+from engine.campaign.tally_html import render_html
+from engine.campaign.stream import fold_campaign, stream_id
 from events.base import NewEvent
 from events.campaign import (CampaignAttemptFailed, CampaignCell, CampaignRunCreated, CampaignRunEnded,
                              CampaignStarted)

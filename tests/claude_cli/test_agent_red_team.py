@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from engine.agents.base import AgentContext
-from engine.agents.claude import ClaudeBackend
+from engine.agents.claude.backend import ClaudeBackend
 from events.core import AgentCallCompleted
 from events.domain import DataModality, MetricDirection, PipelineConfig, TaskDescription, TaskType
 from handlers.prompts import build_request

@@ -9,8 +9,8 @@ import typing
 import anyio
 import pytest
 
-from engine.agents.claude import ClaudeBackend
-from engine.agents.claude_setup import DEFAULT_PERMISSION_MODE, PERMISSION_MODES
+from engine.agents.claude.backend import ClaudeBackend
+from engine.agents.claude.setup import DEFAULT_PERMISSION_MODE, PERMISSION_MODES
 from engine.agents.errors import BackendUnavailable
 from events.core import AgentCallCompleted
 from events.domain import PipelineConfig

@@ -72,7 +72,7 @@ def test_the_checker_catches_each_kind_of_impurity(tmp_path: Path) -> None:
     bad = tmp_path / "handlers" / "bad.py"
     bad.parent.mkdir()
     bad.write_text("import time\nimport random\nfrom random import choice, Random\nfrom os import environ\n"
-                   "import urllib.request\nfrom pathlib import Path\nfrom engine.driver import Driver\n"
+                   "import urllib.request\nfrom pathlib import Path\nfrom engine.run.driver import Driver\n"
                    "open('x')\nprint('y')\n", encoding="utf-8")
     global ROOT
     saved, ROOT = ROOT, tmp_path

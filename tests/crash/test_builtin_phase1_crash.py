@@ -1,6 +1,6 @@
 """Crash-exactness with the real builtin agent on a sampled Phase 1 run (issue "Replay-based
 regression suite", item 7; issue Phase 1 "Must show": SIGKILL after any event of a Phase 1 run
-with the builtin agent — sampled here). Strategy ``handlers.phase1:phase1_only`` on iris: each
+with the builtin agent — sampled here). Strategy ``handlers.mlestar.phase1:phase1_only`` on iris: each
 kill point starts a fresh run with the failpoint, resumes it to the end (one plan is killed twice)
 and compares the RunCompleted result and every decision with an uninterrupted run of the same
 seed; no agent call or evaluation whose result was recorded may run again.
@@ -15,7 +15,7 @@ import pytest
 from tests.crash.harness import Recipe, run_reference, sample_points
 from tests.crash.plans import run_plans
 
-PHASE1 = Recipe(task="iris", agent="builtin", strategy="handlers.phase1:phase1_only", seed=3)
+PHASE1 = Recipe(task="iris", agent="builtin", strategy="handlers.mlestar.phase1:phase1_only", seed=3)
 
 
 @pytest.mark.slow

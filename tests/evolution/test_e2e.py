@@ -29,7 +29,7 @@ def test_engine_start_evolve_with_the_builtin_agent(tmp_path):
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
-    from engine.runs import open_store
+    from engine.run.lifecycle import open_store
 
     store = open_store(db)
     events = [env.event() for env in store.read("evo-e2e")]

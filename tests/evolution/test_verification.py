@@ -7,7 +7,7 @@ from events.domain import PipelineConfig
 from events.evolution import (DebugAttempted, EpochCompleted, GenePlanChosen, NodeAppended, OperatorDrawn,
                               PhaseOneEnded, PrimaryParentChosen, ProfilesEvolved, TargetLocusChosen,
                               TournamentHeld)
-from engine.config import build_config
+from engine.config.presets import build_config
 from handlers.evolution.genes import LOCI
 from handlers.evolution.profiles import seed_profiles
 from tests.evolution.helpers import journal_of, run_world

@@ -1,4 +1,4 @@
-"""The CLI pieces through typer's CliRunner, mounted the way engine/cli.py mounts them."""
+"""The CLI pieces through typer's CliRunner, mounted the way engine/cli/main.py mounts them."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from engine.cli_tasks import grade_cmd, tasks_app
+from engine.cli.tasks import grade_cmd, tasks_app
 from engine.tasks import load_task
 
 runner = CliRunner()
@@ -112,9 +112,9 @@ def test_grade_run_id_uses_locate_run_submission(app, monkeypatch, prepared):
         calls.append((run_id, db))
         return task, task.answers
 
-    fake = types.ModuleType("engine.runs")
+    fake = types.ModuleType("engine.run.lifecycle")
     fake.locate_run_submission = locate
-    monkeypatch.setitem(sys.modules, "engine.runs", fake)
+    monkeypatch.setitem(sys.modules, "engine.run.lifecycle", fake)
     result = runner.invoke(app, ["grade", "run-7", "--db", "x.db", "--json"])
     assert result.exit_code == 0, result.output
     assert calls[0][0] == "run-7" and str(calls[0][1]) == "x.db"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from engine.grading import grade_submission
+from engine.grading.grader import grade_submission
 from engine.tasks import TaskError, load_task
 
 

@@ -16,7 +16,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
-from engine.grading import grade_submission
+from engine.grading.grader import grade_submission
 from engine.tasks import load_task
 from tests.tasks.helpers import write_split_task
 

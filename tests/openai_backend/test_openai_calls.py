@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from engine.agents.base import AgentContext
-from engine.agents.openai_backend import OpenAIBackend
+from engine.agents.openai.backend import OpenAIBackend
 from engine.agents.retry import no_sleep
 from engine.tasks import resolve_task
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested

@@ -5,7 +5,7 @@ from __future__ import annotations
 from events.domain import Phase1Result, PipelineConfig
 from events.phase1 import CandidatesRanked, MergeDecided, SafetyCheckApplied
 from events.score import Score
-from handlers.phase1 import phase1_only, rank_candidates
+from handlers.mlestar.phase1 import phase1_only, rank_candidates
 from tests.phase1.scripted import Phase1Agent, evaluate_script, fenced, script
 from tests.support.sim import make_task, simulate
 

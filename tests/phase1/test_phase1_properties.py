@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from events.core import EvaluationRequested
 from events.domain import Phase1Result, PipelineConfig
-from handlers.phase1 import phase1_only
+from handlers.mlestar.phase1 import phase1_only
 from tests.phase1.scripted import Phase1Agent, evaluate_script
 from tests.support.sim import make_task, simulate
 

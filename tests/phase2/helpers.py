@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested, EvaluationRequested
 from events.domain import EvaluationResult, PipelineConfig, SolutionPhase, SolutionScript
-from handlers.phase2 import phase2_result_json, run_phase2
+from handlers.mlestar.phase2 import phase2_result_json, run_phase2
 from tests.support.sim import SimRun, error_result, make_task, ok_result, simulate
 
 BLOCK = "model = LogisticRegression(C=1.0)  # score=0.80"

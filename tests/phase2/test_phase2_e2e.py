@@ -12,12 +12,13 @@ import pytest
 
 from events.base import NewEvent
 from events.core import AgentCallRequested, EvaluationCompleted, EvaluationRequested, RunStarted
-from events.domain import PipelineConfig, is_improvement
+from events.domain import PipelineConfig
+from events.score import Score
 from handlers.runtime import Runtime
 
 builtin = pytest.importorskip("engine.agents.builtin")
 
-STRATEGY = "handlers.phase2:phase2_only"
+STRATEGY = "handlers.mlestar.phase2:phase2_only"
 
 
 def _initial_solution(task, config: PipelineConfig, run_dir: Path) -> tuple[str, float]:
@@ -44,7 +45,7 @@ def _initial_solution(task, config: PipelineConfig, run_dir: Path) -> tuple[str,
 
 @pytest.mark.slow
 def test_phase2_only_run_through_the_engine_with_the_builtin_agent(tmp_path):
-    from engine.runs import drive, open_store, prepare_task, runs_root
+    from engine.run.lifecycle import drive, open_store, prepare_task, runs_root
 
     db = tmp_path / "engine.db"
     store = open_store(db)
@@ -58,7 +59,7 @@ def test_phase2_only_run_through_the_engine_with_the_builtin_agent(tmp_path):
     started = RunStarted(strategy=STRATEGY, backend="builtin", seed=11, config=config.model_dump(mode="json"),
                          task=task.description, task_dir=str(task.public_dir.resolve()),
                          run_dir=str(run_dir.resolve()), params={"initial_solution": code, "initial_score": score})
-    from engine.strategies import load_strategy
+    from engine.run.strategies import load_strategy
 
     decisions = Runtime(load_strategy(STRATEGY)).feed(started)
     store.create_run(run_id, strategy=STRATEGY, task=task.label)
@@ -85,6 +86,6 @@ def test_phase2_only_run_through_the_engine_with_the_builtin_agent(tmp_path):
     result = state.result["phase2_results"]
     assert len(result) == 2 and all(len(r["step_history"]) == 2 for r in result)
     direction = task.description.metric_direction
-    assert all(not is_improvement(score, r["best_score"], direction) for r in result)    # never worse
-    assert any(is_improvement(r["best_score"], score, direction) for r in result)        # one path improves
+    assert all(not Score(direction).improves(score, r["best_score"]) for r in result)    # never worse
+    assert any(Score(direction).improves(r["best_score"], score) for r in result)        # one path improves
     assert state.phase2_path_statuses == {"path-0": "completed", "path-1": "completed"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from events.core import AgentCallCompleted, EvaluationRequested, SolutionRecorded
 from events.domain import CodeBlock, SolutionPhase, SolutionScript
 from events.phase2 import RefinementAttempted
-from handlers.phase2_inner import DEADLINE_SKIPPED, PLANNER_FAILED, run_phase2_inner_loop
+from handlers.mlestar.phase2_inner import DEADLINE_SKIPPED, PLANNER_FAILED, run_phase2_inner_loop
 from tests.phase2.helpers import BASE, BLOCK, Agents, config, evaluate, failed, run_phase2_sim, scoped, where
 from tests.support.sim import make_task, simulate
 

@@ -11,12 +11,7 @@ from events.phase2 import (
     OuterStepCompleted,
     RefinementAttempted,
 )
-from handlers.phase2 import (
-    ABLATION_FAILED_NOTE,
-    AUTO_SUMMARY_PREFIX,
-    locate_block,
-    validate_code_block,
-)
+from handlers.mlestar.phase2 import ABLATION_FAILED_NOTE, AUTO_SUMMARY_PREFIX, locate_block, validate_code_block
 from tests.phase2.helpers import (
     BASE,
     BLOCK,
@@ -291,7 +286,7 @@ def test_REQ_P2O_041_minimize_keeps_lower_scores():
 
 
 def test_REQ_P2O_043_initial_solution_is_not_mutated():
-    from handlers.phase2 import run_phase2
+    from handlers.mlestar.phase2 import run_phase2
     from tests.phase2.helpers import evaluate
     from tests.support.sim import make_task, simulate
 

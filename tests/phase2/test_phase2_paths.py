@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import handlers.phase2 as phase2
+import handlers.mlestar.phase2 as phase2
 from events.core import AgentCallRequested, EvaluationRequested, PhaseCompleted, PhaseStarted, SolutionRecorded
 from events.phase2 import OuterStepCompleted, PathFailed
 from tests.phase2.helpers import BASE, Agents, config, evaluate, run_phase2_sim, scoped

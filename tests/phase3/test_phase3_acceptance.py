@@ -7,7 +7,7 @@ from typing import Any
 from events.core import AgentCallRequested, EvaluationRequested, Note, PhaseCompleted, SolutionRecorded
 from events.domain import PipelineConfig, SolutionPhase, solution_id_of
 from events.phase3 import EnsemblePlanned, EnsembleRoundCompleted, EnsembleSelected, Phase3Outcome
-from handlers.phase3 import DEADLINE_PLAN, PLANNER_FAILED, run_phase3
+from handlers.mlestar.phase3 import DEADLINE_PLAN, PLANNER_FAILED, run_phase3
 from tests.phase3.scripted import Phase3Agent, ensemble_code, evaluate_script, input_solutions, plan_text
 from tests.support.sim import SimRun, make_task, simulate
 

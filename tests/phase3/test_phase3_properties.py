@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from events.domain import MetricDirection
 from events.phase3 import EnsembleRoundCompleted
 from events.score import Score
-from handlers.phase3 import PLANNER_FAILED, best_index
+from handlers.mlestar.phase3 import PLANNER_FAILED, best_index
 from tests.phase3.scripted import Phase3Agent, ensemble_code, input_solutions, plan_text
 from tests.phase3.test_phase3_acceptance import run
 

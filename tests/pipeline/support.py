@@ -31,7 +31,7 @@ from events.domain import (
     SolutionPhase,
     SolutionScript,
 )
-from handlers.pipeline import Phases, run_mle_star
+from handlers.mlestar.pipeline import Phases, run_mle_star
 from handlers.runtime import Workflow
 from tests.support.sim import SimRun, ok_result, simulate_clock  # noqa: F401 (re-exported)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import ConfigError, build_config
+from engine.config.presets import ConfigError, build_config
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = "tests.pipeline.scripted_agent:ScriptedBackend"
@@ -27,13 +27,13 @@ def engine(*args: str, env: dict[str, str] | None = None, cwd: Path | None = Non
 
 
 def engine_in_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """The same CLI entry point (``engine.cli.main``, with its exit-code mapping) in this
+    """The same CLI entry point (``engine.cli.main.main``, with its exit-code mapping) in this
     process: a subprocess costs seconds of imports on a loaded machine."""
     import contextlib
     import io
     from unittest import mock
 
-    from engine import cli
+    from engine.cli import main as cli
 
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MLE_STAR_")} | (env or {})
     out, err = io.StringIO(), io.StringIO()

@@ -21,7 +21,7 @@ from events.core import AgentCallRequested, EvaluationRequested, PhaseCompleted
 from events.domain import FinalResult, PipelineConfig
 from events.pipeline import DeadlineHit, PhaseBudgetAllocated, WorkCut
 from events.phase2 import OuterStepCompleted
-from handlers.pipeline import main
+from handlers.mlestar.pipeline import main
 from handlers.timebudget import TimePlan
 from tests.pipeline import scripted_agent as sa
 from tests.pipeline.support import simulate_clock

@@ -5,7 +5,7 @@ from __future__ import annotations
 from events.core import AgentCallRequested, EffectCancelled, PhaseCompleted, PhaseStarted
 from events.domain import FinalResult, PipelineConfig
 from events.pipeline import BudgetExhausted, BudgetWarning, DeadlineHit, FinalizeNow, WorkCut
-from handlers.pipeline import main
+from handlers.mlestar.pipeline import main
 from tests.pipeline import scripted_agent as sa
 from tests.pipeline.support import simulate_clock
 

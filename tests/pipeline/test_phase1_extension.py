@@ -19,7 +19,7 @@ from events.core import AgentCallRequested, EffectCancelled, PhaseCompleted
 from events.domain import FinalResult, PipelineConfig
 from events.phase1 import CandidateEvaluated, SafetyCheckApplied
 from events.pipeline import DeadlineHit, PhaseBudgetAllocated, WorkCut
-from handlers.pipeline import main
+from handlers.mlestar.pipeline import main
 from tests.pipeline import scripted_agent as sa
 from tests.pipeline.support import simulate_clock
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.references import read_reference_discussions
-from engine.validate import InputError
+from engine.config.references import read_reference_discussions
+from engine.config.validate import InputError
 from store.sqlite import SQLiteEventStore
 from tests.pipeline.test_cli_inputs import AGENT, engine_in_process
 

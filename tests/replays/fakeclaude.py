@@ -37,7 +37,7 @@ def launcher(scenario: str) -> Path:
 
 
 def _make(config: PipelineConfig, scenario: str):
-    from engine.agents.claude import ClaudeBackend
+    from engine.agents.claude.backend import ClaudeBackend
 
     os.environ.setdefault("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")
     # A scripted stand-in for the CLI (a script of this repository): run unsandboxed.

@@ -30,7 +30,7 @@ def scratch_dir(spec: FixtureSpec) -> Path:
 
 
 def record(spec: FixtureSpec, *, quiet: bool = False) -> Path:
-    from engine.replaying import replay_log
+    from engine.run.replayer import replay_log
     from store.sqlite import SQLiteEventStore
 
     work = scratch_dir(spec)

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from events.core import AgentCallRequested, EvaluationRequested, RunStarted
-from handlers.pipeline import main as mle_star
+from handlers.mlestar.pipeline import main as mle_star
 from tests.replays.fixtures import FIXTURES, read_fixture
 from tests.support.sim import simulate
 

@@ -14,16 +14,16 @@ from typing import Any, Callable
 
 import pytest
 
-from engine.replaying import replay_log
+from engine.run.replayer import replay_log
 from events.base import Envelope
 from events.score import Score
 from tests.replays.fixtures import BY_NAME, read_fixture
 
 import handlers.evolution.steps as evo_steps
 import handlers.finalization as finalization
-import handlers.phase1 as phase1
-import handlers.phase2_inner as phase2_inner
-import handlers.phase3 as phase3
+import handlers.mlestar.phase1 as phase1
+import handlers.mlestar.phase2_inner as phase2_inner
+import handlers.mlestar.phase3 as phase3
 
 
 def _rank_reversed(orig: Callable) -> Callable:

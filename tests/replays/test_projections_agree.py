@@ -4,7 +4,7 @@ The driver schedules from ``PipelineState`` (the fold the CLI shows: pending eff
 best score) and decides with the handlers' ``Runtime``. Folding every replay fixture event by
 event, at every point where the driver hands the runtime an input (and at the end), both must
 name the same pending effects, the same spend and number of agent calls, and the same best score
-— except that MLE-STAR's run-wide fallback (``handlers.bestsofar``) is restarted from the
+— except that MLE-STAR's run-wide fallback (``handlers.mlestar.bestsofar``) is restarted from the
 checked s_0 by Phase 1's safety checks, so it may only be *lower* than the CLI's best-ever, and
 only after such a rebase; until then they are equal.
 """
@@ -16,11 +16,11 @@ from dataclasses import replace
 
 import pytest
 
-from engine.replaying import read_export
-from engine.strategies import load_strategy
+from engine.run.replayer import read_export
+from engine.run.strategies import load_strategy
 from events.base import event_class
 from events.score import Score
-from handlers.bestsofar import KEY
+from handlers.mlestar.bestsofar import KEY
 from handlers.runtime import Runtime
 from replay.state import PipelineState
 from tests.replays.fixtures import FIXTURES
@@ -57,7 +57,7 @@ def test_runtime_and_pipeline_state_agree_after_every_input(spec) -> None:
             rt.feed(env.event())
         state.apply(env)
         if env.type == "SafetyCheckApplied" and env.payload.get("check") == "leakage":
-            rebased += 1   # Phase 1's last check: handlers.phase1 rebases the fallback here
+            rebased += 1   # Phase 1's last check: handlers.mlestar.phase1 rebases the fallback here
         checks += 1
     assert state.finished and checks == len(envelopes)
     assert not state.pending and rt.finished

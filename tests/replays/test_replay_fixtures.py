@@ -1,7 +1,7 @@
 """Replay-based regression suite (issue "Replay-based regression suite and deterministic re-runs").
 
 Item 1: every recorded run in ``tests/replays/*.jsonl`` is fed back through the CURRENT handlers
-(``engine.replaying.replay_log`` → ``replay.verify``); the first decision that differs fails the
+(``engine.run.replayer.replay_log`` → ``replay.verify``); the first decision that differs fails the
 test with ``Divergence.describe()``. A behaviour change that is intended is made visible here and
 accepted by re-recording (``make fixtures``; see README "Replay fixtures").
 Item 3: a log written before ``Note`` v2 still loads and replays through the v1 upcaster.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.replaying import read_export, replay_log
+from engine.run.replayer import read_export, replay_log
 from events.base import _UPCASTERS, load_event
 from events.core import Note
 from store.sqlite import SQLiteEventStore

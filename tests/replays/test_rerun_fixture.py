@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.runs import prepare_task
+from engine.run.lifecycle import prepare_task
 from tests.core.helpers import engine_env, run_engine
 from tests.replays.fixtures import BY_NAME, read_fixture, reseal, write_jsonl
 

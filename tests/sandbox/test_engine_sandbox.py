@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.audit.helpers import ECHO_AGENT, REPO, engine
 
-from .conftest import ANSWER
+from tests.sandbox.conftest import ANSWER
 
 STRATEGY = "tests.sandbox.attack_strategy:main"
 

@@ -18,7 +18,7 @@ from engine.harness.executor import EvalContext, eval_dir_for, run_evaluation
 from events.core import EvaluationCompleted, EvaluationRequested
 from events.sandbox import SandboxLimits
 
-from .conftest import ANSWER, sandbox_survivors
+from tests.sandbox.conftest import ANSWER, sandbox_survivors
 
 SECRET = ANSWER.splitlines()[1]
 LIMITS = SandboxLimits(memory_mb=512, processes=64, file_size_mb=20, cpu_seconds=120, open_files=256, tmp_mb=64,

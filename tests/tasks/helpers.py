@@ -28,7 +28,7 @@ def write_split_task(root: Path, answers: pd.DataFrame, sample: pd.DataFrame,
 
 
 def structlog_to_stderr():
-    """Route structlog to stderr (as engine.logs does) so JSON on stdout stays parseable."""
+    """Route structlog to stderr (as engine.config.logs does) so JSON on stdout stays parseable."""
     saved = structlog.get_config()
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
     return saved

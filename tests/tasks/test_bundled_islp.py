@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.grading import grade_submission
+from engine.grading.grader import grade_submission
 from engine.tasks import list_bundled, load_task, naive_baseline_score, prepare_bundled
 from engine.tasks.bundled_islp import blank_cells
 

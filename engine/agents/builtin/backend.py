@@ -15,7 +15,7 @@ import structlog
 from engine.agents.base import AgentContext, AgentResult
 from engine.agents.builtin import debugger as dbg
 from engine.agents.builtin import ensembling, evolution, finalization, leakage, refinement, retrieval
-from engine.agents.builtin.common import Call, CannotAnswer, Reply
+from engine.agents.builtin.call import Call, CannotAnswer, Reply
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
 
 log = structlog.get_logger(__name__)

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from engine.agents.builtin.common import Call, CannotAnswer, Reply, code_reply
+from engine.agents.builtin.call import Call, CannotAnswer, Reply, code_reply
 from engine.agents.builtin.render import render_solution
 from engine.agents.builtin.spec import parse_spec
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from engine.agents.builtin.common import Call, CannotAnswer, Reply, as_float, better, code_reply
+from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, better, code_reply
 from engine.agents.builtin.render import render_solution
 from engine.agents.builtin.retrieval import merge_specs
 from engine.agents.builtin.spec import parse_spec

@@ -11,7 +11,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from engine.agents.builtin.common import Call, CannotAnswer, Reply, code_reply
+from engine.agents.builtin.call import Call, CannotAnswer, Reply, code_reply
 
 PREP_CLASS = re.compile(r"(Scaler|Imputer|(?<!Label)Encoder|Transformer|PCA|Normalizer|Discretizer|"
                         r"Vectorizer|PolynomialFeatures|SelectKBest|TruncatedSVD)$")

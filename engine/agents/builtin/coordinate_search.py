@@ -1,0 +1,224 @@
+"""The search over one gene's settings: its dimensions, plans as change-sets, coordinate moves.
+
+A plan is text for people plus a ``[builtin-changes: {json}]`` tag for the coder. The planner
+reads the history of (plan, score), takes the best change-set so far as the incumbent and moves
+one coordinate from it: further along a direction that paid off first, then untried neighbours.
+That is a real coordinate search, so different histories give different plans.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from engine.agents.builtin.catalog import FAMILIES
+from engine.agents.builtin.call import better
+from engine.agents.builtin.render_data import FEATURE_OPTIONS
+from engine.agents.builtin.render_train import COMBINE_METHODS
+from engine.agents.builtin.spec import clone
+
+CHANGES_RE = re.compile(r"\[builtin-changes: (\{.*?\})\]", re.S)
+_PREP_SPACE = {"scale": ["none", "standard", "robust", "quantile"], "encode": ["ordinal", "onehot"],
+               "num_impute": ["median", "mean"], "indicators": [False, True]}
+_WHY = {
+    "n_estimators": "more trees average away variance", "max_iter": "more boosting rounds fit finer structure",
+    "learning_rate": "the step size trades bias against over-fitting", "max_leaf_nodes": "tree size sets interaction depth",
+    "max_depth": "depth bounds how specific a split path gets", "min_samples_leaf": "larger leaves smooth noisy targets",
+    "max_features": "feature subsampling decorrelates the trees", "l2_regularization": "an L2 penalty shrinks leaf values",
+    "C": "inverse regularisation strength", "alpha": "penalty strength", "n_neighbors": "neighbourhood size smooths predictions",
+    "subsample": "row subsampling adds stochastic regularisation", "scale": "scale-sensitive learners need comparable features",
+    "encode": "how categories reach the model", "indicators": "missingness itself can be predictive",
+    "class_weight": "re-weighting classes changes what the loss emphasises",
+    "target_transform": "the squared loss behaves better on a well-scaled target",
+    "combine": "how member predictions are merged", "hidden_layer_sizes": "network width sets capacity",
+}
+
+
+@dataclass(frozen=True)
+class Dim:
+    key: str
+    values: tuple[Any, ...]
+    current: Any
+    ordered: bool
+
+    @property
+    def index(self) -> int:
+        return self.values.index(self.current)
+
+
+def _dim(key: str, values: list[Any], current: Any, ordered: bool = True) -> Dim:
+    vals = list(values)
+    if current not in vals:
+        vals.append(current)
+        if ordered and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            vals.sort()
+    return Dim(key, tuple(vals), current, ordered)
+
+
+def _family_of(name: str) -> str | None:
+    base = re.sub(r"_\d+$", "", name)
+    return base if base in FAMILIES else None
+
+
+def dimensions(locus: str, gene: dict[str, Any], kind: str) -> list[Dim]:
+    dims: list[Dim] = []
+    if locus == "DATA":
+        for key, values in _PREP_SPACE.items():
+            dims.append(_dim(f"prep.{key}", values, gene["prep"].get(key), ordered=False))
+        for feature in FEATURE_OPTIONS:
+            dims.append(_dim(f"feature.{feature}", [False, True], feature in gene.get("features", []), False))
+    elif locus == "MODEL":
+        for member in gene["members"]:
+            family = FAMILIES[member["family"]]
+            for param, value in member["params"].items():
+                if param in family.space:
+                    numeric = all(isinstance(v, (int, float)) for v in family.space[param] if v is not None)
+                    dims.append(_dim(f"{member['name']}.{param}", family.space[param], value, numeric))
+    elif locus == "REGULARIZATION":
+        for name, params in gene.items():
+            family = FAMILIES.get(_family_of(name) or "")
+            for param, value in (params or {}).items():
+                if family and param in family.space:
+                    dims.append(_dim(f"{name}.{param}", family.space[param], value, param != "max_depth"))
+    elif locus == "LOSS":
+        if kind == "classification":
+            dims.append(_dim("class_weight", [None, "balanced"], gene.get("class_weight"), False))
+        else:
+            dims.append(_dim("target_transform", ["none", "standardize", "log1p"], gene.get("target_transform", "none"), False))
+    elif locus == "TRAINING_TRICKS":
+        dims.append(_dim("combine", list(COMBINE_METHODS), gene.get("combine", "mean"), False))
+        if gene.get("combine") == "weighted":
+            dims.append(_dim("rounds", [10, 25, 50], gene.get("rounds", 25)))
+        if gene.get("combine") == "stacking":
+            dims.append(_dim("meta_c", [0.1, 0.3, 1.0, 3.0, 10.0], gene.get("meta_c", 1.0)))
+    return dims
+
+
+def apply_changes(locus: str, gene: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    out = clone(gene)
+    for key, value in changes.items():
+        head, _, param = key.partition(".")
+        if locus == "DATA" and head == "prep":
+            out["prep"][param] = value
+        elif locus == "DATA" and head == "feature":
+            features = [f for f in out.get("features", []) if f != param]
+            out["features"] = [f for f in FEATURE_OPTIONS if f in features or (value and f == param)]
+        elif locus == "MODEL":
+            for member in out["members"]:
+                if member["name"] == head:
+                    member["params"][param] = value
+        elif locus == "REGULARIZATION":
+            out.setdefault(head, {})[param] = value
+        else:
+            out[key] = value
+    return out
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value)
+
+
+def describe(dims: list[Dim], changes: dict[str, Any]) -> str:
+    by_key = {d.key: d for d in dims}
+    parts = []
+    for key, value in changes.items():
+        dim = by_key.get(key)
+        old = _show(dim.current) if dim else "its current value"
+        why = _WHY.get(key.rpartition(".")[2], "a setting the ablation pointed at")
+        parts.append(f"set {key} from {old} to {_show(value)} ({why})")
+    return "; ".join(parts)
+
+
+def plan_text(locus: str, dims: list[Dim], changes: dict[str, Any], context: str = "") -> str:
+    body = describe(dims, changes) or "keep the block as it is"
+    text = (f"In the {locus} section, {body}. Everything else in the block stays the same, so the "
+            f"score change can be attributed to this edit; none of it adds noticeable run time.")
+    if context:
+        text = context.strip() + " " + text
+    return f"{text} [builtin-changes: {json.dumps(changes, sort_keys=True)}]"
+
+
+def parse_changes(plan: str, dims: list[Dim]) -> dict[str, Any] | None:
+    """The change-set of a plan: from our tag, else from 'param = value' / 'param to value' text."""
+    m = CHANGES_RE.search(plan or "")
+    if m:
+        try:
+            value = json.loads(m.group(1))
+            return value if isinstance(value, dict) else None
+        except ValueError:
+            return None
+    found: dict[str, Any] = {}
+    for dim in dims:
+        short = re.escape(dim.key.rpartition(".")[2])
+        pattern = rf"\b{short}\b[^.;\n]*?(?:=|\bto\b)\s*[\"']?([\w.\-]+)"
+        hit = re.search(pattern, plan or "", re.I)
+        if hit is None:
+            continue
+        for value in dim.values:
+            if str(value).lower() == hit.group(1).lower().rstrip("."):
+                found[dim.key] = value
+    return found or None
+
+
+def _key(changes: dict[str, Any]) -> str:
+    return json.dumps(changes, sort_keys=True)
+
+
+def propose(dims: list[Dim], history: list[tuple[dict[str, Any] | None, float | None]],
+            maximize: bool, rng: random.Random) -> dict[str, Any] | None:
+    """Next change-set to try, relative to the original block; None when the space is exhausted."""
+    if not dims:
+        return None
+    tried = {_key(c) for c, _ in history if c is not None}
+    tried.add(_key({}))
+    incumbent: dict[str, Any] = {}
+    best: float | None = None
+    for changes, score in history:
+        if changes is not None and better(score, best, maximize):
+            incumbent, best = changes, score
+    worse: set[str] = set()
+    for changes, score in history:
+        if changes is not None and best is not None and score is not None and better(best, score, maximize):
+            worse.update(f"{k}={_show(v)}" for k, v in changes.items() if incumbent.get(k) != v)
+    candidates: list[dict[str, Any]] = []
+    by_key = {d.key: d for d in dims}
+    # 1. Keep going in the direction that produced the incumbent.
+    for key, value in incumbent.items():
+        dim = by_key.get(key)
+        if dim and dim.ordered and value in dim.values:
+            step = 1 if dim.values.index(value) > dim.index else -1
+            nxt = dim.values.index(value) + step
+            if 0 <= nxt < len(dim.values):
+                candidates.append({**incumbent, key: dim.values[nxt]})
+    # 2. One-coordinate neighbours of the incumbent, untried dimensions first.
+    neighbours: list[dict[str, Any]] = []
+    order = list(dims)
+    rng.shuffle(order)
+    order.sort(key=lambda d: d.key in incumbent)
+    for dim in order:
+        here = incumbent.get(dim.key, dim.current)
+        pos = dim.values.index(here) if here in dim.values else dim.index
+        options = ([dim.values[i] for i in (pos + 1, pos - 1) if 0 <= i < len(dim.values)]
+                   if dim.ordered else [v for v in dim.values if v != here])
+        for value in options:
+            move = {**incumbent, dim.key: value}
+            if value == dim.current:
+                move.pop(dim.key)
+            if f"{dim.key}={_show(value)}" not in worse:
+                neighbours.append(move)
+    candidates += neighbours
+    for move in candidates:
+        if _key(move) not in tried:
+            return move
+    # 3. Everything near the incumbent is known: jump two random coordinates.
+    for _ in range(50):
+        jump = dict(incumbent)
+        for dim in rng.sample(dims, k=min(2, len(dims))):
+            jump[dim.key] = rng.choice(dim.values)
+        jump = {k: v for k, v in jump.items() if v != by_key[k].current}
+        if _key(jump) not in tried:
+            return jump
+    return None

@@ -1,0 +1,367 @@
+"""The ``engine`` command line. It reads through store/ and replay/ and decides nothing.
+
+Exit codes: 0 ok, 1 the run failed or a check failed, 2 a usage or input error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from engine.run import lifecycle as runs_mod
+from engine.config.presets import ConfigError, build_config
+from engine.run.driver import EngineError
+from engine.run.strategies import StrategyError
+from replay.state import PipelineState, fold
+from store.base import StoreError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="An event-sourced engine for ML-engineering agents (MLE-STAR, evolutionary search).")
+out = Console()
+err = Console(stderr=True)
+
+DbOpt = typer.Option(None, "--db", help="Event database: a file or a postgresql:// URL (default $ENGINE_DB or ./engine-runs/engine.db).")
+
+
+class UsageError(Exception):
+    pass
+
+
+def fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from engine.agents.select import BackendUnavailable
+    from engine.tasks import TaskError  # loaded on use: the CLI starts faster without it
+
+    return (StoreError, EngineError, ConfigError, StrategyError, UsageError, TaskError, BackendUnavailable)
+
+
+def _store(db: Optional[str | Path], *, must_exist: bool = True):
+    path = runs_mod.db_path(db)
+    if must_exist and not path.exists():
+        raise UsageError(f"no engine database at {path}; start a run first or pass --db")
+    return runs_mod.open_store(path, create=not must_exist), path
+
+
+def _state(store: Any, run_id: str) -> PipelineState:
+    return fold(store.read(run_id))
+
+
+# --- start / resume ---------------------------------------------------------------------------
+
+
+def _progress_callback(enabled: bool):
+    if not enabled:
+        return None, None
+    status = err.status("starting…")
+    status.start()
+    started = time.monotonic()
+
+    def on_commit(s: PipelineState) -> None:
+        best = "-" if s.best_score_so_far is None else f"{s.best_score_so_far:.5g}"
+        paths = " ".join(f"{k}:{v}" for k, v in s.phase2_path_statuses.items())
+        status.update(f"[bold]{s.current_phase or 'starting'}[/] {paths}  events {s.events}  "
+                      f"agent calls {s.agent_call_count}  evals {s.evaluation_count}  best {best}  "
+                      f"cost ${s.accumulated_cost_usd:.4f}  {time.monotonic() - started:.0f}s")
+
+    return on_commit, status
+
+
+def _drive_and_report(store: Any, run_id: str, *, json_out: bool, backend: Any = None, checked: Any = None,
+                      just_created: bool = False) -> None:
+    from engine.run.driver import RunFinished
+
+    show = sys.stderr.isatty() and not json_out
+    on_commit, status = _progress_callback(show)
+    try:
+        state = runs_mod.drive(store, run_id, backend=backend, on_commit=on_commit, checked=checked)
+    except RunFinished:
+        if not just_created:
+            raise
+        state = _state(store, run_id)  # it ended as it started (e.g. a time limit too short for Phase 1)
+    finally:
+        if status is not None:
+            status.stop()
+    summary = state.summary()
+    if json_out:
+        out.print_json(json.dumps(summary))
+    else:
+        colour = {"completed": "green", "failed": "red"}.get(state.status, "yellow")
+        out.print(f"run [bold]{run_id}[/] [{colour}]{state.status}[/]  best score {summary['best_score']}  "
+                  f"events {state.events}  agent calls {state.agent_call_count}  "
+                  f"elapsed {state.elapsed_seconds:.1f}s  cost ${state.accumulated_cost_usd:.4f}")
+        if state.submission_path:
+            out.print(f"submission: {state.submission_path}")
+        if state.error:
+            out.print(f"[red]error:[/] {state.error}")
+        if state.status == "stopped":
+            out.print(f"resume with: engine resume {run_id}")
+    if state.status != "completed":
+        raise typer.Exit(1)
+
+
+@app.command()
+def start(
+    task: str = typer.Option(..., "--task", help="A bundled task name or a task directory."),
+    strategy: str = typer.Option("mle-star", "--strategy", help="mle-star | evolve | module:function"),
+    agent: str = typer.Option("auto", "--agent", help="claude | openai | builtin | replay:RUN_ID | auto | module:Attr"),
+    preset: str = typer.Option("paper", "--preset", help="paper | quick"),
+    config: Optional[Path] = typer.Option(None, "--config", help="YAML/JSON file of settings."),
+    set_: list[str] = typer.Option([], "--set", help="Override a setting: key=value (repeatable)."),
+    seed: int = typer.Option(0, "--seed"),
+    time_limit: Optional[int] = typer.Option(None, "--time-limit", help="Seconds for the whole run."),
+    max_budget: Optional[float] = typer.Option(None, "--max-budget", help="US dollars for agent calls."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="Name the run (default: generated)."),
+    completion_order: bool = typer.Option(False, "--completion-order",
+                                          help="Record results as they finish (faster, not reproducible)."),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox",
+                                          help="auto | bwrap | none: isolate evaluation scripts (default auto)."),
+    reference_discussions: Optional[Path] = typer.Option(
+        None, "--reference-discussions", help="Check the final solution for contamination against these "
+        "discussions (JSON list, or text separated by '---' lines). Off by default."),
+    json_out: bool = typer.Option(False, "--json"),
+    db: Optional[str] = DbOpt,
+) -> None:
+    """Start a run and drive it to the end."""
+    from engine.config.references import read_reference_discussions, with_contamination_check
+    from engine.config.validate import InputError, validate_start
+
+    params: dict[str, object] = {}
+    try:  # REQ-OR-002: bad task, config or file → exit 2, before the database or any event exists
+        if reference_discussions is not None:  # REQ-FN-030/034: the contamination check, on request
+            params = with_contamination_check(params, read_reference_discussions(reference_discussions))
+        cfg = build_config(preset=preset, config_file=config, overrides=set_,
+                           extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget, "sandbox": sandbox,
+                                  "contamination_check": True if params else None})
+        validate_start(task, cfg, strategy=strategy)
+    except InputError as exc:
+        fail(str(exc))
+    backend = runs_mod.make_backend(agent, cfg, db=runs_mod.db_path(db))
+    checked = runs_mod.preflight(backend)  # a bad key or endpoint stops here, before the run exists
+    store, path = _store(db, must_exist=False)
+    new_id = runs_mod.create_run(store, db=path, task_spec=task, strategy=strategy,
+                                 backend_name=getattr(backend, "record_name", agent), config=cfg, seed=seed,
+                                 run_id=run_id, deterministic_order=not completion_order, params=params)
+    if not json_out:
+        note = getattr(backend, "selection_note", "")
+        if note:
+            err.print(note)
+        agent_sandbox = getattr(backend, "sandbox_description", "")
+        if agent_sandbox:
+            err.print(f"agent {agent_sandbox}", highlight=False)
+        err.print(f"run [bold]{new_id}[/] started ({strategy}, agent {getattr(backend, 'name', agent)})")
+        _print_sandbox_warning(cfg)
+    _drive_and_report(store, new_id, json_out=json_out, backend=backend, checked=checked, just_created=True)
+
+
+@app.command()
+def resume(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
+    """Continue a stopped, crashed or timed-out run exactly where it stopped."""
+    store, _ = _store(db)
+    _drive_and_report(store, run_id, json_out=json_out)
+
+
+# --- reading runs -----------------------------------------------------------------------------
+
+
+@app.command("runs")
+def list_runs(json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
+    """List the runs in the database."""
+    store, _ = _store(db)
+    rows = [_state(store, r.run_id).summary() | {"created_at": r.created_at} for r in store.list_runs()
+            if r.strategy != "campaign"]  # a campaign's own stream is not a run: `engine campaign status`
+    if json_out:
+        out.print_json(json.dumps(rows))
+        return
+    table = Table("run", "status", "strategy", "task", "phase", "best", "events", "created")
+    for r in rows:
+        table.add_row(r["run_id"], r["status"], r["strategy"], r["task"], r["current_phase"],
+                      "-" if r["best_score"] is None else f"{r['best_score']:.5g}", str(r["events"]), r["created_at"][:19])
+    out.print(table)
+
+
+@app.command()
+def status(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
+    """Where a run stands: phase, best score, time, cost, calls."""
+    store, _ = _store(db)
+    summary = _state(store, run_id).summary()
+    if json_out:
+        out.print_json(json.dumps(summary))
+        return
+    table = Table(show_header=False)
+    for key, value in summary.items():
+        table.add_row(key, json.dumps(value) if isinstance(value, (dict, list)) else str(value))
+    out.print(table)
+
+
+@app.command("log")
+def show_log(run_id: str, follow: bool = typer.Option(False, "--follow", "-f"),
+             type_: Optional[str] = typer.Option(None, "--type", help="Only events of this type."),
+             json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
+    """Print a run's events (optionally following new ones)."""
+    store, _ = _store(db)
+    store.get_run(run_id)
+    next_seq = 1
+    while True:
+        for env in store.read(run_id, from_seq=next_seq):
+            next_seq = env.seq + 1
+            if type_ and env.type != type_:
+                continue
+            if json_out:
+                sys.stdout.write(json.dumps(env.model_dump(mode="json")) + "\n")
+            else:
+                p = env.payload
+                key = p.get("effect_id") or p.get("solution_id") or p.get("phase") or p.get("message") or ""
+                extra = ""
+                if env.type == "EvaluationCompleted":
+                    extra = f" score={p['result'].get('score')} error={p['result'].get('is_error')}"
+                out.print(f"{env.seq:>6} {env.recorded_at[11:23]} [cyan]{env.type:<20}[/] {env.scope:<18} {key}{extra}",
+                          highlight=False)
+        if not follow or _state(store, run_id).finished:
+            return
+        sys.stdout.flush()
+        time.sleep(0.5)
+
+
+@app.command()
+def verify(run_id: str, db: Optional[str] = DbOpt) -> None:
+    """Check the hash chain: every stored byte as it was sealed."""
+    store, _ = _store(db)
+    problem = store.verify_chain(run_id)
+    if problem is None:
+        out.print(f"OK: run {run_id}: {store.last_seq(run_id)} events, hash chain intact")
+        _print_sandbox_audit(store, run_id)
+        return
+    err.print(f"[red]TAMPERED[/]: run {run_id}: first bad event is seq {problem.seq}: {problem.reason}")
+    raise typer.Exit(1)
+
+
+def _print_sandbox_warning(cfg: Any) -> None:
+    from engine.sandbox import describe_resolution
+
+    level, message = describe_resolution(cfg.sandbox, runs_mod.sandbox_mode_for(cfg))
+    if level == "warning":
+        err.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
+
+
+def _print_sandbox_audit(store: Any, run_id: str) -> None:
+    from engine.sandbox import audit_sandbox
+
+    audit = audit_sandbox(store.read(run_id))
+    style = "green" if audit.answers_unreachable else "yellow"
+    for line in audit.lines():
+        out.print(f"[{style}]{escape(line)}[/]", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def replay(run_id: str, against: Optional[Path] = typer.Option(None, "--against", help="A stored export (JSONL)."),
+           db: Optional[str] = DbOpt) -> None:
+    """Re-derive every decision from the recorded inputs; name the first divergence."""
+    from engine.run.replayer import replay_log
+
+    if against is not None:
+        from engine.run.replayer import read_export
+
+        envelopes = read_export(against)
+        label = str(against)
+    else:
+        store, _ = _store(db)
+        envelopes = list(store.read(run_id))
+        label = f"run {run_id}"
+    divergence, count = replay_log(envelopes)
+    if divergence is None:
+        out.print(f"OK: {label}: {count} events replayed, every decision matches")
+        return
+    err.print(f"[red]DIVERGED[/]: {escape(label)}\n{escape(divergence.describe())}", highlight=False)
+    raise typer.Exit(1)
+
+
+@app.command()
+def export(run_id: str, output: Path = typer.Option(..., "-o", "--output"), db: Optional[str] = DbOpt) -> None:
+    """Write a run's log as JSON Lines."""
+    store, _ = _store(db)
+    with open(output, "w", encoding="utf-8") as fh:
+        n = store.export_jsonl(run_id, fh)
+    out.print(f"exported {n} events of {run_id} to {output}")
+
+
+@app.command("import")
+def import_(source: Path, db: Optional[str] = DbOpt) -> None:
+    """Load a run exported with `engine export` (the hash chain is checked)."""
+    if not source.is_file():
+        raise UsageError(f"{source}: no such file")
+    store, _ = _store(db, must_exist=False)
+    with open(source, encoding="utf-8") as fh:
+        run_id = store.import_jsonl(fh)
+    out.print(f"imported run {run_id}")
+
+
+def _mount_optional() -> None:
+    """Sub-commands that live in their own modules."""
+    from engine.cli.audit import register
+    from engine.cli.campaign import campaign_app
+    from engine.cli.tasks import grade_cmd, tasks_app
+
+    app.add_typer(tasks_app, name="tasks", help="Bundled tasks: list and prepare.")
+    app.add_typer(campaign_app, name="campaign", help="Campaigns: tasks × seeds run as one unit on Ray.")
+    app.command("grade")(grade_cmd)
+    register(app)
+
+
+_mount_optional()
+
+
+def main() -> None:
+    import os
+
+    from engine.config.logs import configure
+
+    # Warnings and errors by default; ENGINE_LOG_LEVEL=INFO shows every effect as it runs.
+    configure(os.environ.get("ENGINE_LOG_LEVEL", "WARNING"))
+    try:
+        code = app(standalone_mode=False)  # click *returns* a typer.Exit's code in this mode
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except _user_errors() as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        from engine.run.driver import HandlersChanged
+
+        sys.exit(1 if isinstance(exc, HandlersChanged) else 2)
+    except (typer.BadParameter, typer.Abort) as exc:  # pragma: no cover - click formats these
+        err.print(f"[bold red]error:[/] {exc}")
+        sys.exit(2)
+    except _usage_errors() as exc:  # unknown command or option, missing argument
+        exc.show()
+        sys.exit(2)
+
+
+def _usage_errors() -> tuple[type[Any], ...]:  # two unrelated classes, both with .show()
+    """Click's usage errors. Typer >= 0.24 vendors click as ``typer._click``, whose exception
+    classes are not click's own, so both are caught (an unknown command once gave a traceback)."""
+    import click
+
+    classes: list[type[Any]] = [click.exceptions.ClickException]
+    try:
+        from typer._click.exceptions import ClickException as VendoredClickException
+    except ImportError:  # an older typer on the real click
+        pass
+    else:
+        classes.append(VendoredClickException)
+    return tuple(classes)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""CLI pieces for tasks and grading; engine/cli/main.py mounts them.
+
+* ``engine tasks list [--json]`` and ``engine tasks prepare NAME DIR`` (``tasks_app``);
+* ``engine grade --task T --submission F [--json] [-o report.json]`` or ``engine grade RUN_ID``
+  (``grade_cmd``).
+
+Exit codes of ``grade``: 0 valid submission, 1 invalid submission, 2 usage or input error.
+Errors are one clear line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from engine.tasks import LoadedTask, TaskError  # light: the heavy parts load on first use
+
+if TYPE_CHECKING:
+    from engine.grading.report import GradeReport
+
+tasks_app = typer.Typer(no_args_is_help=True, help="Bundled tasks: list and prepare.")
+
+DEFAULT_TASKS_DIR = Path("engine-runs") / "tasks"  # next to the default event database
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def tasks_dir(explicit: Path | None = None) -> Path:
+    """--tasks-dir, else $ENGINE_TASKS_DIR, else ./engine-runs/tasks."""
+    if explicit:
+        return explicit
+    env = os.environ.get("ENGINE_TASKS_DIR")
+    return Path(env) if env else DEFAULT_TASKS_DIR
+
+
+@tasks_app.command("list")
+def list_cmd(
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List the bundled tasks."""
+    from engine.tasks import list_bundled
+
+    infos = list_bundled()
+    if json_out:
+        typer.echo(json.dumps([asdict(i) for i in infos], indent=2))
+        return
+    table = Table(title="Bundled tasks")
+    for column in ("name", "type", "metric", "rows", "description"):
+        table.add_column(column, justify="right" if column == "rows" else "left")
+    for i in infos:
+        table.add_row(i.name, i.task_type, i.metric, str(i.rows), i.description)
+    Console().print(table)
+
+
+@tasks_app.command("prepare")
+def prepare_cmd(
+    name: Annotated[str, typer.Argument(help="Bundled task name (see `engine tasks list`).")],
+    dest: Annotated[Path, typer.Argument(help="Directory to prepare the task into.")],
+) -> None:
+    """Prepare a bundled task in MLE-bench's layout (prepared/public, prepared/private)."""
+    try:
+        from engine.tasks import prepare_bundled
+
+        path = prepare_bundled(name, dest)
+    except (TaskError, OSError) as exc:
+        _fail(str(exc))
+    typer.echo(f"prepared {name} in {path}")
+    typer.echo(f"  public (agents' ./input): {path / 'prepared' / 'public'}")
+    typer.echo(f"  private (answers):        {path / 'prepared' / 'private'}")
+
+
+def _locate_run(run_id: str, db: str | Path | None) -> tuple[LoadedTask, Path]:
+    from engine.run.lifecycle import locate_run_submission
+
+    try:
+        return locate_run_submission(run_id, db)
+    except (TaskError, LookupError, ValueError, OSError) as exc:
+        _fail(f"cannot find the submission of run {run_id!r}: {exc}")
+
+
+def _print_report(report: GradeReport) -> None:
+    table = Table(title=f"Grade — {report.competition_id}", show_header=False)
+    table.add_column("field")
+    table.add_column("value")
+    better = "lower" if report.is_lower_better else "higher"
+    table.add_row("metric", f"{report.metric} ({better} is better)")
+    table.add_row("score", "—" if report.score is None else f"{report.score:.6g}")
+    table.add_row("valid submission", "yes" if report.valid_submission else "[red]no[/]")
+    if report.grader != "engine":
+        table.add_row("graded by", report.grader)
+    if report.reason:
+        table.add_row("reason", report.reason)
+    for medal in ("gold", "silver", "bronze", "median"):
+        threshold = getattr(report, f"{medal}_threshold")
+        earned = getattr(report, "above_median" if medal == "median" else f"{medal}_medal")
+        if threshold is not None:
+            table.add_row(f"{medal} threshold", f"{threshold:.6g}" + ("  ✓" if earned else ""))
+    table.add_row("submission", report.submission_path)
+    Console().print(table)
+
+
+def grade_cmd(
+    run_id: Annotated[Optional[str], typer.Argument(
+        help="Grade the final submission of this run (instead of --task/--submission).")] = None,
+    task: Annotated[Optional[str], typer.Option(
+        "--task", "-t", help="Bundled task name or task directory.")] = None,
+    submission: Annotated[Optional[Path], typer.Option(
+        "--submission", "-s", help="The submission CSV to grade.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Also write the report as JSON to this file.")] = None,
+    db: Annotated[Optional[str], typer.Option(
+        "--db", help="Event database, for RUN_ID (default $ENGINE_DB or ./engine-runs/engine.db).")] = None,
+    tasks_dir_opt: Annotated[Optional[Path], typer.Option(
+        "--tasks-dir", help="Where bundled tasks are prepared (default $ENGINE_TASKS_DIR or "
+                            "./engine-runs/tasks).")] = None,
+) -> None:
+    """Grade a submission against a task's private answers (exit 0 valid, 1 invalid, 2 error)."""
+    if run_id is not None:
+        if task is not None or submission is not None:
+            _fail("give either RUN_ID or --task and --submission, not both")
+        loaded, submission = _locate_run(run_id, db)
+    else:
+        if task is None or submission is None:
+            missing = " and ".join(n for n, v in (("--task", task), ("--submission", submission))
+                                   if v is None)
+            _fail(f"missing {missing}: use `engine grade --task TASK --submission FILE` "
+                  "or `engine grade RUN_ID`")
+        try:
+            from engine.tasks import resolve_task
+
+            loaded = resolve_task(task, tasks_dir(tasks_dir_opt))
+        except (TaskError, OSError) as exc:
+            _fail(str(exc))
+    try:
+        from engine.grading.grader import grade_submission
+
+        report = grade_submission(loaded, submission)
+    except (TaskError, OSError) as exc:
+        _fail(str(exc))
+    if output is not None:
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            _fail(f"cannot write the report to {output}: {exc}")
+    if json_out:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        _print_report(report)
+    if not report.valid_submission:
+        raise typer.Exit(1)

@@ -1,0 +1,129 @@
+"""Grade a submission CSV against a task's private answers, MLE-bench style.
+
+``grade_submission`` never raises for a bad submission: a missing file, a malformed CSV,
+wrong or duplicate ids, missing columns or non-numeric predictions all give a report with
+``valid_submission=False`` and the reason. It raises ``TaskError`` only when the *task* cannot
+be graded (no answers, an unknown metric, answers that do not fit the metric).
+
+Medals follow Kaggle: reaching a threshold (ties included) earns it; ``above_median`` is
+strictly better than the median.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from events.domain import MetricDirection
+from engine.tasks.leaderboard import at_least, strictly_better
+from engine.tasks.metrics import SubmissionError, metric_info, score_predictions
+from engine.tasks.model import LoadedTask, TaskError, label_str
+from engine.grading.mlebench import grade_with_mlebench, mlebench_competition
+from engine.grading.report import GradeReport
+
+_EXAMPLES = 3  # how many offending ids a reason quotes
+
+
+def _ids(series: pd.Series) -> pd.Series:
+    # Ids compare as normalised text, so 7, 7.0 and "7" are one id.
+    return series.map(label_str)
+
+
+def _shape_problem(task: LoadedTask, sub: pd.DataFrame, answers: pd.DataFrame) -> str | None:
+    """Why ``sub`` cannot be matched row for row with the answers, or None if it can."""
+    id_col = task.id_column
+    missing = [c for c in (id_col, *task.target_columns) if c not in sub.columns]
+    if missing:
+        return f"missing column(s) {missing}; expected {[id_col, *task.target_columns]}"
+    if len(sub) != len(answers):
+        return f"expected {len(answers)} rows, got {len(sub)}"
+    if sub[id_col].isna().any():
+        return f"{int(sub[id_col].isna().sum())} row(s) have an empty {id_col!r}"
+    ids = _ids(sub[id_col])
+    duplicated = ids[ids.duplicated()].unique().tolist()
+    if duplicated:
+        return f"{len(duplicated)} duplicate id(s), e.g. {duplicated[:_EXAMPLES]}"
+    expected = set(_ids(answers[id_col]))
+    unknown = sorted(set(ids) - expected)
+    if unknown:
+        absent = sorted(expected - set(ids))
+        return (f"{len(unknown)} id(s) not in the test set, e.g. {unknown[:_EXAMPLES]}; "
+                f"missing ids, e.g. {absent[:_EXAMPLES]}")
+    return None
+
+
+def _read_answers(task: LoadedTask) -> pd.DataFrame:
+    if task.answers is None:
+        raise TaskError(
+            f"task {task.competition_id} has no private answers (looked for private/answers.csv, "
+            f"or a single CSV in private/ as MLE-bench prepares them, under {task.root}); it cannot be graded; "
+            "name the file with `answers:` in task.yaml"
+        )
+    try:
+        answers = pd.read_csv(task.answers)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise TaskError(f"{task.answers}: cannot read the answers: {exc}") from exc
+    if task.id_column not in answers.columns:
+        raise TaskError(f"{task.answers}: no id column {task.id_column!r}")
+    return answers
+
+
+def grade_submission(task: LoadedTask, submission: Path | str) -> GradeReport:
+    competition = mlebench_competition(task)
+    if competition is not None:
+        return grade_with_mlebench(task, Path(submission), competition)
+    info = metric_info(task.metric)
+    answers = _read_answers(task)
+    board = task.leaderboard
+    submission = Path(submission)
+    report = dict(
+        competition_id=task.competition_id,
+        metric=info.name,
+        gold_threshold=board.gold,
+        silver_threshold=board.silver,
+        bronze_threshold=board.bronze,
+        median_threshold=board.median,
+        is_lower_better=info.direction == MetricDirection.minimize,
+        submission_path=str(submission),
+        created_at=datetime.now(timezone.utc),
+    )
+
+    def invalid(reason: str, exists: bool = True) -> GradeReport:
+        return GradeReport(**report, submission_exists=exists, valid_submission=False,
+                           reason=reason)
+
+    if not submission.is_file():
+        return invalid(f"submission file not found: {submission}", exists=False)
+    try:
+        sub = pd.read_csv(submission)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        return invalid(f"cannot read the submission as CSV: {exc}")
+    problem = _shape_problem(task, sub, answers)
+    if problem:
+        return invalid(problem)
+
+    # Put the submission in the answers' row order so the metric compares like with like.
+    sub.index = _ids(sub[task.id_column])
+    aligned = sub.loc[_ids(answers[task.id_column])].reset_index(drop=True)
+    try:
+        score = score_predictions(task.scoring, answers, aligned)
+    except SubmissionError as exc:
+        return invalid(str(exc))
+
+    direction = info.direction
+    gold = at_least(score, board.gold, direction)
+    silver = at_least(score, board.silver, direction) and not gold
+    bronze = at_least(score, board.bronze, direction) and not (gold or silver)
+    return GradeReport(
+        **report,
+        score=score,
+        any_medal=gold or silver or bronze,
+        gold_medal=gold,
+        silver_medal=silver,
+        bronze_medal=bronze,
+        above_median=strictly_better(score, board.median, direction),
+        submission_exists=True,
+        valid_submission=True,
+    )

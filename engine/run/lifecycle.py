@@ -1,0 +1,343 @@
+"""Starting and resuming runs: where files go, which backend and executors a run gets."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+
+from events.base import NewEvent
+from events.core import EvaluationRequested, RunStarted
+from events.domain import PipelineConfig, TaskDescription
+from engine.agents.base import AgentBackend
+from engine.run.driver import Driver, EngineError, Executors
+from engine.run.strategies import load_strategy
+from handlers.runtime import Runtime
+from replay.state import PipelineState, fold
+from store.base import RunExists
+from store.sqlite import SQLiteEventStore
+
+DEFAULT_DB = Path("engine-runs") / "engine.db"
+DEFAULT_RUNS_DIR = Path("engine-runs")
+
+
+class DatabaseUrl(str):
+    """A ``postgresql://…`` event database given as --db or $ENGINE_DB. Path-like where callers
+    written for a database file need it: ``exists()`` leaves the question to the server (opening the
+    store says clearly if it is unreachable or empty), ``parent`` is the runs directory."""
+
+    def exists(self) -> bool:
+        return True
+
+    def resolve(self) -> "DatabaseUrl":
+        return self
+
+    @property
+    def parent(self) -> Path:
+        return runs_dir()
+
+
+def runs_dir() -> Path:
+    """Where runs' working files live when the database is a server: $ENGINE_RUNS_DIR, else
+    ./engine-runs. On a cluster, a directory every worker mounts (see README, campaigns)."""
+    return Path(os.environ.get("ENGINE_RUNS_DIR") or DEFAULT_RUNS_DIR).resolve()
+
+
+def db_path(explicit: str | Path | None = None) -> Path | DatabaseUrl:
+    """--db, else $ENGINE_DB, else ./engine-runs/engine.db; a postgresql:// URL selects PostgreSQL."""
+    value = str(explicit) if explicit else os.environ.get("ENGINE_DB") or ""
+    if value.startswith(("postgresql://", "postgres://")):
+        return DatabaseUrl(value)
+    return Path(value) if value else DEFAULT_DB
+
+
+def runs_root(db: Path | DatabaseUrl) -> Path:
+    """Each run's working files live next to the database file (<db dir>/<run-id>/), or under
+    :func:`runs_dir` for a database server."""
+    return db.resolve().parent
+
+
+def open_store(db: Path | DatabaseUrl, *, create: bool = True):
+    """$ENGINE_BUSY_TIMEOUT_MS: how long to wait for another process's lock (default 5000)."""
+    if isinstance(db, DatabaseUrl):
+        try:
+            from store.postgres import PostgresEventStore
+        except ImportError:
+            raise EngineError("a postgresql:// database needs the cluster extra: pip install 'mle-engine[cluster]'") \
+                from None
+        return PostgresEventStore(str(db), create=create)
+    raw = os.environ.get("ENGINE_BUSY_TIMEOUT_MS", "").strip()
+    if raw and not raw.isdigit():
+        raise EngineError(f"ENGINE_BUSY_TIMEOUT_MS must be a number of milliseconds, not {raw!r}")
+    return SQLiteEventStore(db, create=create, busy_timeout_ms=int(raw) if raw else 5000)
+
+
+def new_run_id() -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"run-{stamp}-{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class PreparedTask:
+    description: TaskDescription
+    public_dir: Path
+    label: str
+
+
+def make_backend(name: str, config: PipelineConfig, *, db: Path | DatabaseUrl | None = None) -> AgentBackend:
+    """Resolve ``--agent`` (claude|builtin|replay:RUN|auto|module:Attr) to a backend.
+
+    The backend remembers the name to record in RunStarted (``record_name``): the resolved
+    one, so that ``auto`` resumes with the backend it chose, and a one-line
+    ``selection_note`` saying why.
+    """
+    from engine.agents.select import select_backend
+
+    replay_source = None
+    if name.startswith("replay:"):
+        source_run = name.split(":", 1)[1]
+        store = open_store(db_path(db), create=False)
+        from engine.agents.recorded import ReplayBackend
+
+        replay_source = ReplayBackend(list(store.read(source_run)), source_label=f"run {source_run}")
+        backend: Any = replay_source
+        backend.record_name = name
+        backend.selection_note = f"backend: replay (answers recorded in run {source_run})"
+        return backend
+    choice = select_backend(name, config=config)
+    backend = choice.backend
+    resolved = name if ":" in name else choice.name
+    try:
+        backend.record_name = resolved
+        backend.selection_note = choice.explanation
+    except AttributeError:  # a backend with __slots__: fall back to a wrapper-free record
+        pass
+    return backend
+
+
+def gpu_info() -> dict[str, Any]:
+    try:
+        from engine.harness import detect_gpu_info
+
+        return dict(detect_gpu_info())
+    except Exception:  # GPU probing must never stop a run
+        return {"cuda_available": False}
+
+
+def sandbox_mode_for(config: PipelineConfig) -> str:
+    """The sandbox mode evaluations of a run get on this machine (``--sandbox``), or an
+    ``EngineError`` naming the package to install when bwrap is required but unusable."""
+    from engine.sandbox import SandboxUnavailable, resolve_mode
+
+    try:
+        return resolve_mode(config.sandbox)
+    except SandboxUnavailable as exc:
+        raise EngineError(str(exc)) from None
+
+
+def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBackend,
+                   record: Callable[[Any, str], None] | None = None,
+                   protected: tuple[str, ...] = (), sandbox_mode: str = "none") -> Executors:
+    """``record`` appends a bookkeeping event (spend seen by the agent executor);
+    ``sandbox_mode``: bwrap|none (see ``sandbox_mode_for``); ``protected``: host paths no
+    evaluation may see (the database), besides the task's private answers."""
+    from engine.run.agent_calls import AgentExecutor
+
+    gpu = gpu_info()
+    agent = AgentExecutor(driver_state, backend, gpu, record)
+
+    async def evaluate(request: EvaluationRequested, code: str):
+        from engine.harness.executor import EvalContext, run_evaluation
+
+        run = driver_state().context()
+        task_dir = run.task_dir
+        sample = task_dir / "sample_submission.csv"
+        cfg = run.config
+        ctx = EvalContext(run_dir=run.run_dir, task_dir=task_dir,
+                          sample_submission=sample if sample.exists() else None,
+                          subsample_limit=cfg.subsample_limit, memory_limit_mb=cfg.memory_limit_mb, gpu_info=gpu,
+                          sandbox_mode=sandbox_mode, protected=protected)
+        if cfg.evaluation_executor == "ray":
+            from engine.run.ray_eval import evaluate_on_ray
+
+            return await evaluate_on_ray(request, code, ctx, cpus=cfg.evaluation_cpus, gpus=cfg.evaluation_gpus)
+        return await run_evaluation(request, code, ctx)
+
+    return Executors(agent=agent, evaluate=evaluate)
+
+
+def preflight(backend: AgentBackend) -> Any:
+    """The backend's start-up check (if it has one): raises BackendUnavailable in seconds."""
+    check = getattr(backend, "preflight", None)
+    return anyio.run(check) if check is not None else None
+
+
+def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None = None, task_spec: str | None = None,
+               strategy: str, backend_name: str, config: PipelineConfig, seed: int,
+               run_id: str | None = None, deterministic_order: bool = True,
+               params: dict[str, Any] | None = None) -> str:
+    """Validate everything, then append RunStarted with the decisions it causes (one transaction).
+    ``params`` are strategy inputs recorded in RunStarted (e.g. phase2_only's start solution)."""
+    main = load_strategy(strategy)
+    run_id = run_id or new_run_id()
+    run_dir = runs_root(db) / run_id
+    if task is None:
+        if task_spec is None:
+            raise EngineError("a task is required (--task NAME|DIR)")
+        task = prepare_task(task_spec, run_dir / "task")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    sandbox_notice = _resolve_sandbox(config)
+    started = RunStarted(strategy=strategy, backend=backend_name, seed=seed, config=config.model_dump(mode="json"),
+                         task=task.description, task_dir=str(task.public_dir.resolve()),
+                         run_dir=str(run_dir.resolve()), deterministic_order=deterministic_order,
+                         params=dict(params or {}))
+    decisions = Runtime(main).feed(started)
+    try:
+        store.create_run(run_id, strategy=strategy, task=task.label)
+    except RunExists:
+        if store.last_seq(run_id) != 0:
+            raise
+        # created by a start that died before its first append: nothing was recorded, take it over
+    store.append(run_id, [NewEvent(event=started, scope="run"),
+                          *[NewEvent(event=d.event, scope=d.scope, causation_seq=1) for d in decisions],
+                          NewEvent(event=sandbox_notice, scope="run", causation_seq=1)],
+                 expected_seq=0)
+    return run_id
+
+
+def _resolve_sandbox(config: PipelineConfig):
+    """Resolve ``--sandbox`` once, at the start, into a ``SandboxNotice`` (a warning when
+    scripts will run unsandboxed). The config keeps what the user asked for; the notice holds
+    the mode the run got, which a resume keeps (see ``recorded_sandbox_mode``)."""
+    from engine.sandbox import SandboxNotice, describe_resolution
+
+    mode = sandbox_mode_for(config)
+    level, message = describe_resolution(config.sandbox, mode)
+    return SandboxNotice(requested=config.sandbox, mode=mode, level=level, message=message)
+
+
+# The notice is appended with RunStarted's own decisions, so it is among the first events.
+_NOTICE_SEARCH_EVENTS = 500
+
+
+def recorded_sandbox_mode(store: Any, run_id: str, config: PipelineConfig) -> str:
+    """The sandbox mode a (resumed) run drives with: the one resolved at its start, required
+    again (a run that started under bwrap never continues unsandboxed), else ``--sandbox``."""
+    reader = store.read(run_id)
+    try:
+        for env in itertools.islice(reader, _NOTICE_SEARCH_EVENTS):
+            if env.type == "SandboxNotice":
+                return sandbox_mode_for(config.model_copy(update={"sandbox": env.payload["mode"]}))
+    finally:
+        reader.close()
+    return sandbox_mode_for(config)
+
+
+def prepare_task(spec: str, dest: Path) -> PreparedTask:
+    from engine.tasks import resolve_task
+
+    loaded = resolve_task(spec, dest)
+    return PreparedTask(description=loaded.description, public_dir=Path(loaded.public_dir),
+                        label=loaded.description.competition_id)
+
+
+def drive(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None = None,
+          on_commit: Callable[[PipelineState], None] | None = None, handle_signals: bool = True,
+          checked: Any = None) -> PipelineState:
+    """Drive a run (new or resumed) until it ends or the driver is stopped."""
+    return anyio.run(lambda: drive_async(store, run_id, backend=backend, on_commit=on_commit,
+                                         handle_signals=handle_signals, checked=checked))
+
+
+async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None = None,
+                      on_commit: Callable[[PipelineState], None] | None = None,
+                      handle_signals: bool = True, checked: Any = None) -> PipelineState:
+    """:func:`drive` for callers already inside an event loop (the library API).
+
+    ``checked`` is the backend's start-up check if the caller already ran it (``engine start``
+    does, before the run exists); otherwise it runs here, before the driver takes the run."""
+    # Only the first events (RunStarted: strategy, backend, config) and the last one (finished?) are
+    # needed here; the driver reads and folds the whole log itself (reading it twice cost resumes).
+    reader = store.read(run_id)
+    head = list(itertools.islice(reader, 1))
+    reader.close()
+    tail = list(store.read(run_id, from_seq=max(1, store.last_seq(run_id))))
+    state = fold(head + [e for e in tail if not head or e.seq != head[0].seq])
+    if state.finished:
+        from engine.run.driver import RunFinished
+
+        raise RunFinished(f"run {run_id} is already {state.status}; nothing to resume")
+    main = load_strategy(state.strategy)
+    if backend is None:
+        backend = make_backend(state.backend, PipelineConfig.model_validate(state.config), db=store.path)
+    check = getattr(backend, "preflight", None)
+    if checked is None and check is not None:
+        checked = await check()
+    holder: dict[str, Driver] = {}
+    db_file = getattr(store, "path", None)
+    executors = make_executors(lambda: holder["d"].state, backend, lambda e, scope: holder["d"].record(e, scope),
+                               protected=(str(Path(db_file).resolve()),) if db_file and "://" not in str(db_file) else (),
+                               sandbox_mode=recorded_sandbox_mode(store, run_id,
+                                                                  PipelineConfig.model_validate(state.config)))
+    driver = Driver(store, run_id, main=main, executors=executors, on_commit=on_commit,
+                    handle_signals=handle_signals)
+    holder["d"] = driver
+
+    def on_started() -> None:  # the driver holds the run now: what happened before it goes in
+        from engine.run.agent_calls import AgentExecutor
+        from events.spend import AgentSpendRecorded
+
+        agent = executors.agent
+        if isinstance(agent, AgentExecutor):
+            agent.record_lost_calls(Path(driver.state.run_dir) / "agents")
+        if checked is not None and getattr(checked, "cost_usd", None):
+            driver.record(AgentSpendRecorded(reason="preflight", backend=getattr(backend, "name", ""),
+                                             cost_usd=checked.cost_usd, detail="start-up check of the model API"),
+                          "driver")
+
+    driver.on_started = on_started
+    final = await driver.run()
+    store.set_status(run_id, final.status)
+    return final
+
+
+def locate_run_submission(run_id: str, db: str | Path | None = None):
+    """The task and the submission file of a run, for ``engine grade RUN_ID``."""
+    store = open_store(db_path(db), create=False)
+    state = fold(store.read(run_id))
+    if not state.run_dir:
+        raise EngineError(f"run {run_id} has no RunStarted event")
+    task = task_of_run(Path(state.run_dir), Path(state.task_dir))
+    if not state.submission_path:
+        raise EngineError(f"run {run_id} has no submission ({state.status}); nothing to grade")
+    return task, Path(state.submission_path)
+
+
+def task_of_run(run_dir: Path, public_dir: Path):
+    """The task whose public data the run's agents saw, loaded from a root that also holds its
+    private answers: the copy a bundled task was prepared into (``<run>/task/<name>``), else the
+    task directory the run was started from — the parents of its ``public/`` (``prepared/`` and the
+    competition root, MLE-bench's layout), where grading finds them."""
+    from engine.tasks import TaskError, load_task
+
+    prepared_copy = run_dir / "task"
+    roots = sorted(p for p in prepared_copy.iterdir() if p.is_dir()) if prepared_copy.is_dir() else []
+    roots += [public_dir.parent.parent, public_dir.parent] if public_dir.name == "public" else []
+    seen = public_dir.resolve()
+    fallback = None
+    for root in roots:
+        try:
+            task = load_task(root)
+        except TaskError:
+            continue
+        if task.public_dir.resolve() == seen:
+            if task.answers is not None:
+                return task
+            fallback = fallback or task
+    return fallback or load_task(public_dir)

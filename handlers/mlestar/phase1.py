@@ -1,0 +1,234 @@
+"""Phase 1 of MLE-STAR: Algorithm 1 (retrieve, draft, evaluate, merge) + the post-merge checks.
+
+    1   {T_model^i, T_code^i}_{i=1..M} = A_retriever(T_task)
+    2-5 for i = 1..M: s_init^i = A_init(T_task, T_model^i, T_code^i); evaluate h(s_init^i)
+    6   s_0 = s_init^{π(1)}            (π sorts the candidates best first)
+    7   h_best = h(s_0)
+    8-17 for i = 2..M: s = A_merger(s_0, s_init^{π(i)});  if h(s) >= h_best: s_0, h_best = s, h(s)
+                                                           else: break
+    then s_0 = A_data(s_0, T_task) (REQ-P1-030), s_0 = A_leakage(s_0) (REQ-P1-031).
+
+Every candidate and merge goes through the shared evaluation sub-flow (leakage check → run →
+debug → fallback). Candidates are generated and evaluated concurrently: their effects are in
+flight together, and the result does not depend on the order in which they complete.
+
+Past its soft end (``Deadline``) Phase 1 wraps up: once a candidate has a score the drafts still
+running are cut, no merge starts, and s_0 goes through the safety checks as it is; each cut is a
+recorded ``WorkCut``.
+"""
+
+from __future__ import annotations
+
+from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
+from events.domain import (
+    AgentType,
+    EvaluationResult,
+    Phase1Result,
+    PipelineError,
+    RetrievedModel,
+    RetrieverOutput,
+    SolutionPhase,
+    SolutionScript,
+)
+from events.score import Score
+from events.phase1 import CandidateEvaluated, CandidatesRanked, MergeDecided, ModelsRetrieved, SafetyCheckApplied
+from events.pipeline import WorkCut
+from handlers.mlestar.bestsofar import rebase_best
+from handlers.toolkit import ask, code_of, past, score_rule, timeout_for, warn
+from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
+from handlers.runtime import Workflow
+from handlers.safety import check_and_fix_leakage, check_data_usage
+
+
+async def run_phase1(wf: Workflow, *, deadline_s: float | None = None) -> Phase1Result:
+    """REQ-P1-018: Algorithm 1 as decisions in scope ``phase1``."""
+    wf = wf.at("phase1")
+    wf.record(PhaseStarted(phase="phase1", budget_s=None if deadline_s is None else deadline_s - wf.now))
+    rule = score_rule(wf)
+    M = wf.config.num_retrieved_models
+
+    models = await retrieve_models(wf, M)                                        # line 1
+    evaluated = await draft_candidates(wf, models, deadline_s)                   # lines 2-5
+    candidates = [ev.solution for ev in evaluated]
+    scores = [ev.score if ev.ok else None for ev in evaluated]
+
+    ranked = rank_candidates(scores, rule)                                        # line 6 (π)
+    ranked_scores = [s for s in (scores[i] for i in ranked) if s is not None]    # all of them: π keeps scored ones
+    wf.record(CandidatesRanked(order=ranked, scores=ranked_scores,
+                               excluded=[i for i, s in enumerate(scores) if s is None]))
+    if not ranked:
+        raise PipelineError(f"Phase 1 failed: all {len(models)} candidates produced execution errors",
+                            {"candidate_errors": [ev.result.error_traceback or ev.result.stderr[-500:]
+                                                  for ev in evaluated]})
+    s0, s0_id = evaluated[ranked[0]].solution, evaluated[ranked[0]].solution_id
+    h_best: float = ranked_scores[0]                                             # line 7
+
+    for n, i in enumerate(ranked[1:]):                                           # lines 8-17
+        if past(wf, deadline_s):  # no merge starts after the soft end: s_0 goes to the checks as it is
+            wf.record(WorkCut(unit="phase1", reason="phase1 deadline reached", at_s=wf.now,
+                              where=f"merge {n + 1} of {len(ranked) - 1}", steps_done=n,
+                              kept_solution_id=s0_id, kept_score=h_best))
+            break
+        merged = await merge_solutions(wf, s0, s0_id, evaluated[i], i, deadline_s)
+        if merged is not None and merged.ok and merged.score is not None and rule.at_least(merged.score, h_best):
+            s0, s0_id, h_best = merged.solution, merged.solution_id, merged.score
+            wf.record(MergeDecided(candidate_index=i, accepted=True, score=h_best, best=h_best,
+                                   solution_id=s0_id))
+            continue
+        wf.record(MergeDecided(candidate_index=i, accepted=False, score=merged.score if merged else None,
+                               best=h_best, solution_id=merged.solution_id if merged else "",
+                               reason="merger gave no code" if merged is None else
+                               "merged script failed" if not merged.ok else "no improvement"))
+        break                                                                    # REQ-P1-027/028
+
+    s0, s0_id, h_best = await post_merge_checks(wf, s0, s0_id, h_best, deadline_s)
+    result = Phase1Result(retrieved_models=models, candidate_solutions=candidates, candidate_scores=scores,
+                          initial_solution=s0.model_copy(update={"score": h_best}), initial_score=h_best)
+    wf.record(PhaseCompleted(phase="phase1", result={"initial_solution_id": s0_id, "initial_score": h_best,
+                                                     "candidate_scores": scores}))
+    return result
+
+
+async def retrieve_models(wf: Workflow, M: int) -> list[RetrievedModel]:
+    """REQ-P1-019: A_retriever; empty entries dropped, fewer than M warned, none is fatal."""
+    reply = await ask(wf, AgentType.retriever, {"task_description": wf.start.task.description, "M": M},
+                      name="retriever")
+    raw: list[RetrievedModel] = []
+    if isinstance(reply, AgentCallCompleted) and reply.structured is not None:
+        try:
+            raw = list(RetrieverOutput.model_validate(reply.structured).models)
+        except ValueError as exc:
+            warn(wf, "retriever output did not validate", error=str(exc).splitlines()[0])
+    usable = [m for m in raw if m.model_name.strip() and m.example_code.strip()][:M]
+    wf.record(ModelsRetrieved(models=usable, requested=M, dropped_empty=len(raw) - len([
+        m for m in raw if m.model_name.strip() and m.example_code.strip()])))
+    if not usable:
+        raise PipelineError("Phase 1 failed: the retriever returned no usable models",
+                            {"retriever_error": getattr(reply, "error", None) or (getattr(reply, "text", "") or "")[:500]})
+    if len(usable) < M:
+        warn(wf, f"retriever returned {len(usable)} usable models, fewer than M={M}")
+    return usable
+
+
+async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_s: float | None) -> list[Evaluated]:
+    """Lines 2-5 for every model, concurrently, in model order whatever order they finish in.
+
+    Once Phase 1's soft end has passed and some candidate has a score, the drafts still running
+    are cut (each recorded as a candidate without a score): the pipeline lets a Phase 1 that has
+    nothing usable run past its window, up to the finalize-now point, to get *one* solution,
+    not to finish them all while Phase 2 and Phase 3 wait. Before the soft end, or while no
+    candidate has a score, every draft runs to its end."""
+    tasks = [wf.spawn(generate_candidate(wf, i, m, deadline_s), f"candidate-{i}") for i, m in enumerate(models)]
+    while not all(t.done for t in tasks):
+        if past(wf, deadline_s) and any(t.done and t.result.error is None and t.result.value.ok for t in tasks):
+            break
+        await wf.first(*(t for t in tasks if not t.done))
+    cut = [i for i, t in enumerate(tasks) if not t.done]
+    for i in cut:
+        wf.cancel(tasks[i], "phase1 deadline reached with a scored candidate")
+    evaluated: list[Evaluated] = []
+    for i, t in enumerate(tasks):
+        if i not in cut:
+            evaluated.append(await t)
+            continue
+        wf.record(CandidateEvaluated(index=i, model_name=models[i].model_name, solution_id=None, score=None,
+                                     error="cut: Phase 1's deadline passed while it was running"))
+        evaluated.append(unevaluated(models[i], "cut at Phase 1's deadline"))
+    if cut:
+        k = rank_candidates([ev.score if ev.ok else None for ev in evaluated], score_rule(wf))[0]  # s_0-to-be
+        wf.record(WorkCut(unit="phase1", reason="phase1 deadline reached", at_s=wf.now,
+                          where=f"candidates {', '.join(map(str, cut))}", steps_done=len(models) - len(cut),
+                          kept_solution_id=evaluated[k].solution_id, kept_score=evaluated[k].score))
+    return evaluated
+
+
+def unevaluated(model: RetrievedModel, why: str) -> Evaluated:
+    """A candidate that never ran (A_init gave no code, or it was cut): no score (REQ-P1-021)."""
+    failed = SolutionScript(content="", phase=SolutionPhase.init, is_executable=False, source_model=model.model_name)
+    empty = EvaluationResult(stdout="", stderr="", exit_code=-1, duration_seconds=0.0, is_error=True,
+                             error_traceback=why)
+    return Evaluated(solution=failed, solution_id="", result=empty)
+
+
+async def generate_candidate(wf: Workflow, i: int, model: RetrievedModel, deadline_s: float | None) -> Evaluated:
+    """Lines 2-5 for one model: A_init, then the evaluation sub-flow. A failed draft is a
+    candidate with no score (REQ-P1-021), never an aborted phase."""
+    reply = await ask(wf, AgentType.init, {"task_description": wf.start.task.description,
+                                            "model_name": model.model_name, "example_code": model.example_code},
+                      name=f"candidate-{i}/init")
+    code = code_of(reply)
+    if code is None:
+        warn(wf, f"candidate {i} ({model.model_name}): A_init gave no code", error=getattr(reply, "error", None))
+        wf.record(CandidateEvaluated(index=i, model_name=model.model_name, solution_id=None, score=None,
+                                     error="no code from A_init"))
+        return unevaluated(model, "A_init gave no code")
+    draft = SolutionScript(content=code, phase=SolutionPhase.init, source_model=model.model_name)
+    ev = await evaluate_with_retry(wf, draft, EvalPolicy.scored("candidate", timeout_for(wf, deadline_s)),
+                                   name=f"candidate-{i}", origin="init",
+                                   detail={"model_name": model.model_name, "candidate": i})
+    if not ev.ok:
+        first = (ev.result.error_traceback or ev.result.stderr or "no score printed").strip().splitlines()
+        warn(wf, f"candidate {i} ({model.model_name}) failed", error=(first[-1] if first else ""))
+    wf.record(CandidateEvaluated(index=i, model_name=model.model_name, solution_id=ev.solution_id,
+                                 score=ev.score if ev.ok else None,
+                                 error="" if ev.ok else (ev.result.error_traceback or "no score")[-300:]))
+    return ev
+
+
+def rank_candidates(scores: list[float | None], rule: Score) -> list[int]:
+    """π of line 6: indices of scored candidates, best first; ties keep draft order (stable),
+    so the ranking is the same whatever order the evaluations finished in (REQ-P1-023)."""
+    return rule.ranked(scores)
+
+
+async def merge_solutions(wf: Workflow, s0: SolutionScript, s0_id: str, reference: Evaluated, i: int,
+                          deadline_s: float | None) -> Evaluated | None:
+    """Line 9: s = A_merger(s_0, s_init^{π(i)}), evaluated through the sub-flow."""
+    reply = await ask(wf, AgentType.merger, {"base_code": s0.content, "reference_code": reference.solution.content},
+                      name=f"merge-{i}/merger")
+    code = code_of(reply)
+    if code is None:
+        warn(wf, f"merge with candidate {i}: A_merger gave no code", error=getattr(reply, "error", None))
+        return None
+    merged = SolutionScript(content=code, phase=SolutionPhase.merged, source_model=s0.source_model)
+    return await evaluate_with_retry(wf, merged, EvalPolicy.scored("merge", timeout_for(wf, deadline_s)),
+                                     name=f"merge-{i}", origin="merge",
+                                     parents=[s0_id, reference.solution_id], detail={"candidate": i})
+
+
+async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best: float,
+                            deadline_s: float | None) -> tuple[SolutionScript, str, float]:
+    """REQ-P1-030/031: A_data once (fall back if its version breaks), then A_leakage."""
+    revised = await check_data_usage(wf, s0, name="data-check")
+    if revised.content != s0.content:
+        ev = await evaluate_with_retry(wf, revised, EvalPolicy.scored("data_usage", timeout_for(wf, deadline_s)),
+                                       name="data-check", origin="data_usage",
+                                       parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}))
+        if ev.ok and not ev.fell_back and ev.score is not None:
+            s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score
+        wf.record(SafetyCheckApplied(check="data", changed=not ev.fell_back and ev.ok, kept_solution_id=s0_id,
+                                     score=h_best, fell_back=ev.fell_back or not ev.ok))
+    else:
+        wf.record(SafetyCheckApplied(check="data", changed=False, kept_solution_id=s0_id, score=h_best))
+
+    fixed = await check_and_fix_leakage(wf, s0, name="final-leakage")
+    if fixed.content != s0.content:
+        # A corrected script that no longer runs is worse than none: keep the checked s_0 then.
+        ev = await evaluate_with_retry(wf, fixed, EvalPolicy.checked("leakage_fix", timeout_for(wf, deadline_s)),
+                                       name="final-leakage", origin="leakage_fix",
+                                       parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}))
+        if ev.ok and not ev.fell_back and ev.score is not None:
+            s0, s0_id, h_best = ev.solution, ev.solution_id, ev.score
+        wf.record(SafetyCheckApplied(check="leakage", changed=not ev.fell_back and ev.ok, kept_solution_id=s0_id,
+                                     score=h_best, fell_back=ev.fell_back or not ev.ok))
+    else:
+        wf.record(SafetyCheckApplied(check="leakage", changed=False, kept_solution_id=s0_id, score=h_best))
+    rebase_best(wf, s0_id, h_best)  # candidates and versions before the checks are no longer current
+    return s0, s0_id, h_best
+
+
+async def phase1_only(wf: Workflow) -> None:
+    """A strategy that runs Phase 1 alone (the library's ``run_phase1`` drives it)."""
+    result = await run_phase1(wf)
+    wf.complete(submission_path="", best_score=result.initial_score,
+                result={"phase1": result.model_dump(mode="json")})

@@ -1,0 +1,434 @@
+"""Phase 2: L parallel paths of ablation-guided targeted refinement (Algorithm 2; REQ-P2O, REQ-OR-013..023).
+
+One path, with Algorithm 2 open beside it:
+
+    s_t = s_final = s_0 ; h_best = h(s_0) ; T_abl = [] ; C = []          # L1-3
+    for t in 0..T-1:                                                     # L4
+        a_t   = ABLATION(s_t, T_abl)                                     # L5  write_ablation
+        r_t   = run(a_t)   (never scored; debugged when it crashes)      # L6  run_ablation
+        sum_t = SUMMARIZE(a_t, r_t)                                      # L7  summarize
+        c_t, p_0 = EXTRACTOR(sum_t, s_t, C)   (c_t verbatim in s_t)      # L8  extract_block
+        inner = INNER_LOOP(s_t, c_t, p_0, h_best)                        # L9-25 (phase2_inner)
+        if inner.best >= h_best: s_t = s_final = inner.best_solution     # L21-23
+        T_abl.append(sum_t) ; C.append(c_t)                              # L26-27
+    return s_final                                                       # L29
+
+Decisions are events (``events.phase2``): AblationSummarized, BlockExtracted /
+BlockExtractionFailed, RefinementAttempted, OuterStepCompleted, PathFailed; each path runs in
+scope ``phase2/path-<i>`` with agent session ``path-<i>``, bracketed by PhaseStarted/Completed.
+
+Choices where the specs conflict (digest 05 §10):
+* A failed ablation (no code, or still crashing after debugging) puts ``""`` in T_abl
+  (REQ-P2O-021) and skips the summarizer; the extractor is told in words that the study failed,
+  since an empty summary would be a hole in its prompt (§10.2). Empty summaries are left out
+  of later ablation prompts.
+* Every step appends to T_abl and C, so ``len == T`` and ``C[t].outer_step == t`` always
+  (REQ-P2O-044). A skipped step appends its real summary (still useful to the next ablation)
+  and a CodeBlock with empty content, which is never shown to the extractor as "already
+  improved" (§10.3).
+* An unparseable extractor answer is re-asked once (REQ-P2O-034); a block not in the script
+  goes down the REQ-P2O-018 ladder (normalised match, <= 2 corrective re-asks, the list's
+  other plans). Both budgets are separate: at most 4 extractor calls per step.
+* The time budget is checked before each outer step (and each inner attempt): past the
+  deadline the remaining steps are recorded as skipped and the path keeps its best so far.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
+from events.domain import AgentType, CodeBlock, ExtractorOutput, Phase2Result, PipelineError, SolutionPhase, SolutionScript
+from events.score import Ties
+from events.pipeline import WorkCut
+from events.phase2 import BlockMatch, AblationSummarized, BlockExtracted, BlockExtractionFailed, OuterStepCompleted, PathFailed
+from handlers.toolkit import AgentReply, ask, code_of, deadline_of, info, score_rule, warn, with_score
+from handlers.evaluation import EvalPolicy, evaluate_with_retry
+from handlers.mlestar.phase2_inner import (
+    locate_block,
+    past_deadline,
+    path_budget_s,
+    run_phase2_inner_loop,
+    validate_code_block,
+)
+from handlers.prompts import build_request, extract_code_block
+from handlers.deadline import DeadlineReached
+from handlers.runtime import Cancelled, Workflow
+
+AUTO_SUMMARY_PREFIX = "[Auto-summary from raw output] "
+RAW_TAIL_CHARS = 2000
+ABLATION_FAILED_NOTE = ("The ablation study could not be run at this step, so there are no new findings. "
+                        "Rely on the earlier studies and on the solution itself.")
+MAX_PARSE_RETRIES = 1   # REQ-P2O-034
+MAX_REASKS = 2          # REQ-P2O-018
+
+
+# --- §1-2: ablation study -----------------------------------------------------------------
+
+
+def ablation_timeout(wf: Workflow, deadline_s: float | None) -> float:
+    """REQ-P2O-035: min(time_limit / (2T), 600) s, and never past the path's deadline."""
+    cfg = wf.config
+    spec = min(cfg.time_limit_seconds / (2 * cfg.outer_loop_steps), 600.0)
+    return deadline_of(wf, deadline_s).timeout(wf.now, spec, floor_s=1.0)
+
+
+async def write_ablation(wf: Workflow, t: int, s_t: SolutionScript, summaries: list[str],
+                         session_key: str | None) -> str | None:
+    """A_abl (REQ-P2O-002): an ablation script for s_t, told what earlier studies found."""
+    reply = await ask(wf, AgentType.ablation, {"solution_script": s_t.content,
+                                               "previous_ablations": [s for s in summaries if s]},
+                      name=f"t{t}/ablation", session_key=session_key)
+    return code_of(reply)
+
+
+async def run_ablation(wf: Workflow, t: int, script: str, parent_id: str,
+                       deadline_s: float | None) -> tuple[str, str, bool, str]:
+    """REQ-P2O-020/021: run it through the debug flow; never scored, never leakage-checked.
+    Returns (the version that ran last, its stdout + stderr, ran cleanly, its solution id)."""
+    ev = await evaluate_with_retry(
+        wf, SolutionScript(content=script, phase=SolutionPhase.refined),
+        EvalPolicy.ablation(ablation_timeout(wf, deadline_s), deadline_s), name=f"t{t}/ablation-run",
+        origin="ablation", parents=[parent_id], detail={"outer_step": t})
+    res = ev.result
+    raw = res.stdout + (("\n" + res.stderr) if res.stderr.strip() else "")
+    if res.is_error:
+        first = (res.error_traceback or res.stderr or "").strip().splitlines()[-1:] or [""]
+        warn(wf, "ablation still failing after debugging; its summary is empty (REQ-P2O-021)",
+             outer_step=t, exit_code=res.exit_code, error=first[0][:200])
+    return ev.solution.content, raw, not res.is_error, ev.solution_id
+
+
+async def summarize(wf: Workflow, t: int, script: str, raw: str,
+                    session_key: str | None) -> tuple[str, bool]:
+    """A_summarize (REQ-P2O-011/036): the whole reply, or the raw-output fallback. (text, fell back)"""
+    reply = await ask(wf, AgentType.summarize, {"ablation_code": script, "raw_result": raw},
+                      name=f"t{t}/summarize", session_key=session_key)
+    text = (reply.text or "").strip() if isinstance(reply, AgentCallCompleted) else ""
+    if text:
+        return text, False
+    warn(wf, "summarizer gave no usable answer; using the raw output (REQ-P2O-036)", outer_step=t,
+         raw=str(getattr(reply, "text", None) or getattr(reply, "error", ""))[:500])
+    return AUTO_SUMMARY_PREFIX + raw[-RAW_TAIL_CHARS:], True
+
+
+# --- §4-5: extractor and code-block validation --------------------------------------------
+
+
+def parse_extractor(reply: AgentReply) -> ExtractorOutput | None:
+    """REQ-P2O-014: the structured answer, else JSON in the text (a bare list of plans accepted)."""
+    if not isinstance(reply, AgentCallCompleted):
+        return None
+    data: Any = reply.structured
+    if data is None:
+        text = reply.text or ""
+        try:
+            data = json.loads(extract_code_block(text) if "```" in text else text)
+        except ValueError:
+            return None
+    if isinstance(data, list):
+        data = {"plans": data}
+    try:
+        return ExtractorOutput.model_validate(data)
+    except ValueError:
+        return None
+
+
+def reask_note(bad_block: str) -> str:
+    return ("\n\nIMPORTANT: the code block you chose last time is not in the current solution:\n"
+            f"```python\n{bad_block[:1000]}\n```\n"
+            "Copy the code block exactly as it appears in the current solution, character for "
+            "character, with the same indentation and line breaks.")
+
+
+@dataclass(frozen=True)
+class Extraction:
+    code_block: str
+    plan: str
+    match: BlockMatch
+    calls: int
+    plan_index: int = 0
+
+
+@dataclass(frozen=True)
+class NoBlock:
+    reason: str
+    calls: int
+
+
+async def _ask_extractor(wf: Workflow, variables: dict[str, Any], *, name: str, note: str | None,
+                         session_key: str | None) -> AgentReply:
+    request = build_request(AgentType.extractor, variables, effect_id=wf.effect_id(name), session_key=session_key)
+    if note:  # the corrective note is part of the logged prompt and of its variables
+        request = request.model_copy(update={"prompt": request.prompt + note,
+                                             "variables": {**request.variables, "corrective_note": note}})
+    return await wf.agent(request)
+
+
+async def extract_block(wf: Workflow, t: int, s_t: SolutionScript, summary: str, previous_blocks: list[str],
+                        session_key: str | None) -> Extraction | NoBlock:
+    """A_extractor with the recovery ladder of REQ-P2O-018/034: the block, or why there is none."""
+    variables = {"solution_script": s_t.content, "ablation_summary": summary,
+                 "previous_code_blocks": previous_blocks}
+    answers: list[ExtractorOutput] = []
+    calls = parse_failures = reasks = 0
+    note: str | None = None
+    while True:
+        calls += 1
+        reply = await _ask_extractor(wf, variables, name=f"t{t}/extractor" + (f"-{calls}" if calls > 1 else ""),
+                                     note=note, session_key=session_key)
+        answer = parse_extractor(reply)
+        if answer is None:                                        # REQ-P2O-034: re-ask once
+            warn(wf, "extractor answer is not a valid ExtractorOutput", outer_step=t, call=calls,
+                 raw=str(getattr(reply, "text", None) or getattr(reply, "error", ""))[:500])
+            if parse_failures >= MAX_PARSE_RETRIES:
+                break
+            parse_failures += 1
+            continue
+        answers.append(answer)
+        first = answer.plans[0]
+        found = locate_block(first.code_block, s_t.content) if first.plan.strip() else None
+        if found is not None:                                     # rungs 0-1 (exact, normalised)
+            info(wf, "code block validated", outer_step=t, method=found[1], reasks=reasks)
+            return Extraction(found[0], first.plan.strip(), "reasked" if reasks else found[1], calls)
+        warn(wf, "extractor's code block is not in the solution", outer_step=t, block=first.code_block[:100],
+             reask=reasks + 1 if reasks < MAX_REASKS else None)
+        if reasks >= MAX_REASKS:
+            break
+        reasks += 1                                               # rung 2: corrective re-ask
+        note = reask_note(first.code_block)
+    for answer in answers:                                        # rung 3: the other plans
+        for i, alt in enumerate(answer.plans[1:], start=1):
+            found = locate_block(alt.code_block, s_t.content) if alt.plan.strip() else None
+            if found is not None:
+                return Extraction(found[0], alt.plan.strip(), "alternative", calls, plan_index=i)
+    if not answers:                                               # rung 4: skip the step
+        return NoBlock("the extractor gave no parseable answer (REQ-P2O-034)", calls)
+    return NoBlock("no proposed code block occurs in the solution (REQ-P2O-018)", calls)
+
+
+# --- §6-7: the outer loop of one path ------------------------------------------------------
+
+
+@dataclass
+class PathProgress:
+    """What a path has reached so far; survives the path's cancellation (digest 05 §10.10), so a
+    cut path still hands its own best and its step history to Phase 3 (REQ-OR-026/043)."""
+
+    best_score: float
+    best_solution_id: str
+    steps_done: int = 0
+    best_solution: SolutionScript | None = None
+    step: int = 0                                     # the outer step under way
+    summaries: list[str] = field(default_factory=list)
+    blocks: list[CodeBlock] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def keep_best(self, solution: SolutionScript, score: float, solution_id: str) -> None:
+        self.best_solution, self.best_score, self.best_solution_id = solution, score, solution_id
+
+    def partial_result(self, reason: str) -> Phase2Result:
+        """The path's result as of now: its best so far and the steps it completed, plus one
+        record saying where it was cut."""
+        assert self.best_solution is not None
+        cut = {"outer_step": self.step, "cut": True, "reason": reason, "best_score_after_step": self.best_score}
+        return Phase2Result(ablation_summaries=list(self.summaries), refined_blocks=list(self.blocks),
+                            best_solution=with_score(self.best_solution, self.best_score, executable=True),
+                            best_score=self.best_score, step_history=[*self.history, cut])
+
+
+def _step(t: int, summary: str, block: str, plan: str, attempts: list[Any], best: float,
+          skipped: bool, reason: str | None) -> dict[str, Any]:
+    """REQ-P2O-030 step record (plus the reason of a skip)."""
+    return {"outer_step": t, "ablation_summary": summary, "code_block": block, "plan": plan,
+            "inner_loop_attempts": attempts, "best_score_after_step": best, "was_skipped": skipped,
+            "skip_reason": reason}
+
+
+async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, initial_score: float, *,
+                                deadline_s: float | None = None, session_key: str | None = None,
+                                progress: PathProgress | None = None) -> Phase2Result:
+    """REQ-P2O-019 in the scope of ``wf``. Never returns a worse solution than it received.
+    ``progress`` (optional) is kept up to date for a caller that may cancel the loop."""
+    T, rule = wf.config.outer_loop_steps, score_rule(wf)
+    s_t = s_final = initial_solution                                     # s_0, never mutated (P2O-043)
+    h_best, best_id = initial_score, initial_solution.solution_id
+    budget_s = path_budget_s(wf, deadline_s)                             # fixed at the start (see timeouts)
+    progress = progress if progress is not None else PathProgress(h_best, best_id)
+    progress.keep_best(s_final, h_best, best_id)
+    T_abl, C, history = progress.summaries, progress.blocks, progress.history   # shared with a cut
+
+    for t in range(T):
+        progress.step = t
+        summary, block, plan, attempts, skip = "", "", "", [], None
+        if past_deadline(wf, deadline_s):
+            skip = "deadline reached"
+        else:
+            info(wf, "outer step start", outer_step=t, h_best=h_best, summaries=len(T_abl))
+            # L5-7: ablation study, its run, its summary.
+            a_t = await write_ablation(wf, t, s_t, T_abl, session_key)
+            raw, ran_ok, abl_id = "", False, None
+            if a_t is not None:
+                a_t, raw, ran_ok, abl_id = await run_ablation(wf, t, a_t, best_id, deadline_s)
+            else:
+                warn(wf, "ablation agent gave no code; its summary is empty", outer_step=t)
+            summary, fell_back = (await summarize(wf, t, a_t, raw, session_key)) if ran_ok and a_t else ("", False)
+            wf.record(AblationSummarized(outer_step=t, summary=summary, ablation_solution_id=abl_id,
+                                         ablation_ok=ran_ok, fallback=fell_back))
+            # L8: the block to refine and its first plan, verbatim in s_t.
+            found = await extract_block(wf, t, s_t, summary or ABLATION_FAILED_NOTE,
+                                        [cb.content for cb in C if cb.content], session_key)
+            if isinstance(found, NoBlock):
+                skip = found.reason
+                wf.record(BlockExtractionFailed(outer_step=t, reason=found.reason, extractor_calls=found.calls))
+            else:
+                block, plan = found.code_block, found.plan
+                wf.record(BlockExtracted(outer_step=t, code_block=block, plan=plan, match=found.match,
+                                         extractor_calls=found.calls, plan_index=found.plan_index))
+                # L9-25: K attempts on the ORIGINAL block of s_t.
+                inner = await run_phase2_inner_loop(wf, s_t, CodeBlock(content=block, outer_step=t), plan, h_best,
+                                                    deadline_s=deadline_s, session_key=session_key,
+                                                    budget_s=budget_s, on_best=progress.keep_best)
+                attempts = inner.attempts
+                # Compare scores, not inner.improved (strict): ties move s_t on (REQ-P2O-027).
+                if rule.at_least(inner.best_score, h_best):
+                    s_t = s_final = inner.best_solution
+                    h_best, best_id = inner.best_score, inner.best_solution.solution_id
+        if skip is not None:
+            warn(wf, "outer step skipped", outer_step=t, reason=skip)
+        T_abl.append(summary)                                            # L26 (P2O-022)
+        C.append(CodeBlock(content=block, outer_step=t))                 # L27 (P2O-023/044)
+        history.append(_step(t, summary, block, plan, list(attempts), h_best, skip is not None, skip))
+        progress.keep_best(s_final, h_best, best_id)
+        progress.steps_done = t + 1
+        wf.record(OuterStepCompleted(outer_step=t, ablation_summary=summary, code_block=block, plan=plan,
+                                     inner_loop_attempts=[a.model_dump(mode="json") for a in attempts],
+                                     best_score_after_step=h_best, best_solution_id=best_id,
+                                     was_skipped=skip is not None, skip_reason=skip))
+    info(wf, "outer loop complete", steps=len(history), h_best=h_best, best_solution_id=best_id)
+    return Phase2Result(ablation_summaries=T_abl, refined_blocks=C, best_score=h_best, step_history=history,
+                        best_solution=with_score(s_final, h_best, executable=True))
+
+
+# --- REQ-OR-013..023/040: L paths in parallel ----------------------------------------------
+
+
+def failed_path_result(solution: SolutionScript, score: float, error: str) -> Phase2Result:
+    """REQ-OR-040: a failed path contributes the Phase 1 solution, flagged ``failed``."""
+    return Phase2Result(ablation_summaries=[], refined_blocks=[],
+                        best_solution=with_score(solution, score, executable=True), best_score=score,
+                        step_history=[{"failed": True, "error": error}])
+
+
+async def run_phase2_path(wf: Workflow, path_index: int, solution: SolutionScript, score: float, *,
+                          deadline_s: float | None, sink: list[Phase2Result | None] | None = None) -> Phase2Result:
+    """One path in its own scope and agent session (REQ-OR-020/021); its failure stays its own
+    (REQ-OR-022): an unexpected exception gives the Phase 1 solution back with ``failed=True``.
+    A cancelled path (the caller's guard timer) records how far it got, then lets the
+    cancellation through."""
+    pwf = wf.at(f"phase2/path-{path_index}")
+    budget = None if deadline_s is None else deadline_s - wf.now     # REQ-OR-026
+    pwf.record(PhaseStarted(phase=pwf.scope, budget_s=budget))
+    start = solution.model_copy(deep=True)                           # the path's own copy (REQ-OR-020)
+    progress = PathProgress(score, solution.solution_id)
+    try:
+        result = await run_phase2_outer_loop(pwf, start, score, deadline_s=deadline_s,
+                                             session_key=f"path-{path_index}", progress=progress)
+        failed = False
+    except Cancelled as exc:
+        # Cut (the phase's guard timer, the budget, or a request past the hard end): the path
+        # keeps its own best so far and the steps it completed (REQ-OR-026/043).
+        partial = progress.partial_result(str(exc))
+        if sink is not None:
+            sink[path_index] = partial
+        pwf.record(WorkCut(unit=pwf.scope, reason=str(exc), at_s=wf.now, where=f"outer step {progress.step}",
+                           steps_done=progress.steps_done, kept_solution_id=progress.best_solution_id,
+                           kept_score=progress.best_score))
+        pwf.record(PhaseCompleted(phase=pwf.scope, result={
+            "failed": False, "cancelled": True, "reason": str(exc), "best_score": progress.best_score,
+            "best_solution_id": progress.best_solution_id, "steps_done": progress.steps_done}))
+        if isinstance(exc, DeadlineReached):
+            return partial      # the path ran into its own hard end: it ends here, with what it has
+        raise
+    except Exception as exc:  # noqa: BLE001 - isolate the path, keep the reason in the log
+        error = f"{type(exc).__name__}: {exc}"
+        pwf.record(PathFailed(path=path_index, error=error, fallback_solution_id=solution.solution_id,
+                              fallback_score=score))
+        warn(pwf, "Phase 2 path failed; the Phase 1 solution takes its place (REQ-OR-040)", error=error)
+        result, failed = failed_path_result(solution, score, error), True
+    if sink is not None:
+        sink[path_index] = result
+    pwf.record(PhaseCompleted(phase=pwf.scope, result={
+        "failed": failed, "best_score": result.best_score, "best_solution_id": result.best_solution.solution_id,
+        "improved": score_rule(wf).improves(result.best_score, score)}))
+    return result
+
+
+async def run_phase2(wf: Workflow, phase1_solution: SolutionScript, phase1_score: float, *,
+                     deadline_s: float | None, sink: list[Phase2Result | None] | None = None) -> list[Phase2Result]:
+    """REQ-OR-013/018/019/023: L paths from the same Phase 1 solution, concurrently; results in
+    path order, one per path (a failed path's slot holds the Phase 1 solution). The caller
+    brackets the phase itself (PhaseStarted/Completed "phase2"); each path brackets its own.
+    ``sink`` (optional, L slots): each path's result lands in its slot as soon as the path ends,
+    or is cut, so a caller that cancels Phase 2 still has every path's own result."""
+    # Parents must exist in the log; a no-op when Phase 1 recorded the script already.
+    wf.at("phase2").record_solution(phase1_solution.content, phase=phase1_solution.phase, origin="phase1",
+                                    parents=[], source_model=phase1_solution.source_model)
+    return await wf.gather(*(run_phase2_path(wf, i, phase1_solution, phase1_score, deadline_s=deadline_s, sink=sink)
+                             for i in range(wf.config.num_parallel_solutions)))
+
+
+def phase2_result_json(result: Phase2Result) -> dict[str, Any]:
+    """A Phase2Result as JSON for the log; ``created_at`` (wall clock) is left out so the
+    decision stays identical on replay."""
+    return result.model_dump(mode="json", exclude={"best_solution": {"created_at"}})
+
+
+def best_of(results: list[Phase2Result], wf: Workflow) -> Phase2Result:
+    """The best path (the first of equals)."""
+    best = score_rule(wf).best(results, lambda r: r.best_score, Ties.FIRST_WINS)
+    return best if best is not None else results[0]
+
+
+async def phase2_only(wf: Workflow) -> None:
+    """Strategy "handlers.mlestar.phase2:phase2_only": Phase 2 alone, from ``params.initial_solution``
+    (script content) and ``params.initial_score``; the run's whole time limit is its budget."""
+    params = wf.start.params
+    if "initial_solution" not in params or "initial_score" not in params:
+        raise PipelineError("phase2_only needs params 'initial_solution' (script) and 'initial_score'",
+                            {"params": sorted(params)})
+    score = float(params["initial_score"])
+    s0 = SolutionScript(content=str(params["initial_solution"]), phase=SolutionPhase.merged, score=score)
+    wf.record_solution(s0.content, phase=s0.phase, origin="input", parents=[], detail={"score": score})
+    deadline = float(wf.config.time_limit_seconds)
+    wf.record(PhaseStarted(phase="phase2", budget_s=deadline - wf.now))
+    results = await run_phase2(wf, s0, score, deadline_s=deadline)
+    best = best_of(results, wf)
+    wf.record(PhaseCompleted(phase="phase2", result={
+        "best_scores": [r.best_score for r in results],
+        "failed_paths": [i for i, r in enumerate(results) if any(h.get("failed") for h in r.step_history)]}))
+    wf.complete(submission_path="", best_score=best.best_score,
+                result={"phase2_results": [phase2_result_json(r) for r in results],
+                        "best_solution_id": best.best_solution.solution_id})
+
+
+__all__ = [
+    "ABLATION_FAILED_NOTE",
+    "AUTO_SUMMARY_PREFIX",
+    "Extraction",
+    "NoBlock",
+    "PathProgress",
+    "ablation_timeout",
+    "extract_block",
+    "failed_path_result",
+    "locate_block",
+    "parse_extractor",
+    "phase2_only",
+    "phase2_result_json",
+    "run_phase2",
+    "run_phase2_outer_loop",
+    "run_phase2_path",
+    "validate_code_block",
+]

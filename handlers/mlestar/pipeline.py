@@ -1,0 +1,365 @@
+"""The MLE-STAR strategy, top to bottom (spec 09, the orchestrator).
+
+    Phase 1          s_0, h_0 = run_phase1()                               REQ-OR-012
+    Phase 2          L paths refine copies of s_0 concurrently           REQ-OR-013/018..023
+    Phase 3          ensemble the L path bests (skipped when L = 1)      REQ-OR-014/015
+    finalization     turn the best validation script into a submission   REQ-OR-016
+    result           FinalResult + per-phase cost and duration           REQ-OR-036..038
+
+Phases run strictly one after another (REQ-OR-017). Each runs in its own time window
+(``handlers.timebudget``: 10/65/15/10 of the limit, what a phase leaves unused passes to the
+later ones) as a task raced against a guard timer and the budget (``handlers.mlestar.phaserun``).
+
+Limits (REQ-OR-024/029/030/034): when a phase's deadline passes it is cancelled and the pipeline
+moves on with the best solution so far; when the finalize-now point is reached or the budget
+is spent, the remaining search phases are skipped and finalization runs with the best so far.
+Finalization is never cut by the budget (it is the spending that turns the search into a
+submission) and always gets at least its reserve of time.
+
+Fallbacks (REQ-OR-040..043): a failed Phase 2 path contributes s_0; a Phase 2 cut by its
+deadline contributes the best intermediate solution; a failed Phase 3 hands the best Phase 2
+solution to finalization, a cut one the best so far; a failed finalization keeps the validation
+script with ``submission_path = ""``. Only when nothing usable exists at all (Phase 1 produced
+no executable solution) does the run fail, with diagnostics (REQ-OR-042).
+
+Phase 1 is the one phase nothing can replace: when its soft window ends and no solution has
+been evaluated yet it is extended up to the finalize-now point, never beyond — and only until it
+has one: past its soft end Phase 1 cuts the drafts still running at its first scored candidate and
+starts no merge (``handlers.mlestar.phase1.draft_candidates``), so the extension does not eat the time
+Phase 2 and Phase 3 share.
+
+Choices where the specs pull apart:
+* REQ-OR-015 vs REQ-P3-018: with L = 1 the orchestrator does not call Phase 3 at all
+  (``FinalResult.phase3 is None``, a PhaseSkipped decision); Phase 3's own skip stays unused.
+* REQ-OR-030.4 vs REQ-OR-043: a Phase 1 that fails or is cut still feeds the pipeline when
+  any solution was evaluated; the run fails only when nothing usable exists.
+* REQ-OR-026's ``phase2_time_budget / L`` per path assumes paths run one after another; they
+  run concurrently here, so every path gets the whole Phase 2 window.
+* Digest 08 §7.4 (two owners of FinalResult): the orchestrator builds it; finalization returns
+  a ``FinalizationOutcome``.
+* Finalization brackets itself as ``final`` (its scope); cost and duration summaries use the
+  spec's name ``finalization``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from events.domain import (
+    FinalResult,
+    Phase1Result,
+    Phase2Result,
+    EnsembleAttempt,
+    Phase3Result,
+    PipelineError,
+    SolutionScript,
+)
+from events.score import Ties
+from events.pipeline import DeadlineHit, FallbackUsed, FinalizeNow, PhaseSkipped, WorkCut
+from handlers.mlestar.bestsofar import best_so_far, track_best
+from handlers.toolkit import score_rule, warn
+from handlers.finalization import run_finalization
+from handlers.mlestar.phase1 import post_merge_checks, run_phase1
+from handlers.mlestar.phase2 import failed_path_result, run_phase2
+from handlers.mlestar.phase3 import run_phase3
+from handlers.mlestar.phaserun import BUDGET, COMPLETED, Ledger, Limits, Outcome, PhaseRace
+from handlers.runtime import Workflow
+from handlers.deadline import Deadline, DeadlineReached
+from handlers.timebudget import FINALIZATION, TimePlan, Window
+
+# Phases whose handlers record their own PhaseStarted and (on success) PhaseCompleted, and the
+# name they record them under (finalization brackets itself as "final", its scope). Phase 2 is
+# bracketed here; its paths bracket themselves as "phase2/path-<i>".
+SELF_REPORTED = {"phase1": "phase1", "phase3": "phase3", FINALIZATION: "final"}
+
+
+@dataclass(frozen=True)
+class Phases:
+    """The four phase entry points (injectable, so tests can script whole phases)."""
+
+    phase1: Callable[..., Any]
+    phase2: Callable[..., Any]
+    phase3: Callable[..., Any]
+    finalization: Callable[..., Any]
+    # Phase 1's safety checks (A_data, final leakage), run on the best candidate of a Phase 1
+    # that was cut before it reached them; None: a cut Phase 1 hands on its best as it is.
+    phase1_checks: Callable[..., Any] | None = None
+
+
+def default_phases() -> Phases:
+    return Phases(run_phase1, run_phase2, run_phase3, run_finalization, phase1_checks=post_merge_checks)
+
+
+async def main(wf: Workflow) -> None:
+    """The ``mle-star`` strategy."""
+    await run_mle_star(wf, default_phases())
+
+
+class Pipeline:
+    def __init__(self, wf: Workflow, phases: Phases) -> None:
+        self.wf, self.phases = wf, phases
+        track_best(wf)  # the run-wide fallback watches every evaluation from the start
+        self.config = wf.config
+        self.plan = TimePlan.from_config(self.config, start_s=wf.start.elapsed_s)
+        self.ledger = Ledger()
+        self.limits = Limits(wf, self.ledger)
+        self.L = self.config.num_parallel_solutions
+        self.todo = ["phase1", "phase2"] + (["phase3"] if self.L > 1 else [])
+        self.stop_reason = ""  # "time" or "budget" once the search is over early
+
+    # --- the flow --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        wf = self.wf
+        if self.L == 1:                                                          # REQ-OR-015
+            self._skip("phase3", "L=1: a single path has nothing to ensemble (REQ-OR-015)")
+
+        phase1 = await self.phase1()                                             # REQ-OR-012
+        best, best_score = phase1.initial_solution, phase1.initial_score
+
+        phase2_results: list[Phase2Result] = []
+        if self._may_start("phase2"):                                            # REQ-OR-013
+            phase2_results = await self.phase2(phase1)
+            best, best_score = best_of(wf, phase2_results) or (best, best_score)
+
+        phase3: Phase3Result | None = None
+        if "phase3" in self.todo and self._may_start("phase3"):                  # REQ-OR-014
+            phase3, best, best_score = await self.phase3(phase2_results, best, best_score)
+
+        final_solution, submission_path, finalization = await self.finalize(best, best_score)  # REQ-OR-016
+        result = FinalResult(task=wf.start.task, config=self.config, phase1=phase1,              # REQ-OR-036
+                             phase2_results=phase2_results, phase3=phase3, final_solution=final_solution,
+                             submission_path=submission_path,
+                             total_duration_seconds=wf.now - self.plan.start_s, total_cost_usd=wf.cost_usd)
+        wf.complete(submission_path=submission_path, best_score=best_score,
+                    result=result.model_dump(mode="json") | self._summaries(best, best_score, finalization))
+
+    def _may_start(self, phase: str) -> bool:
+        """The checks before each phase (REQ-OR-024/029/034): finalize now, or run ``phase``."""
+        if self.stop_reason:
+            self._skip(phase, f"finalize now ({self.stop_reason})")
+            return False
+        reason = "budget" if self.limits.exhausted else "time" if self.plan.finalize_now(self.wf.now) else ""
+        if not reason:
+            return True
+        self._finalize_now(reason)
+        self._skip(phase, f"finalize now ({reason})")
+        return False
+
+    def _finalize_now(self, reason: str) -> None:
+        if self.stop_reason:
+            return
+        self.stop_reason = reason
+        skipped = [p for p in self.todo if p not in self.ledger.records]
+        self.wf.record(FinalizeNow(reason=reason, remaining_s=self.plan.remaining_s(self.wf.now),
+                                   threshold_s=self.plan.planned_s, skipped=skipped))
+
+    def _skip(self, phase: str, reason: str) -> None:
+        self.ledger.skip(phase, reason)
+        self.wf.record(PhaseSkipped(phase=phase, reason=reason))
+
+    def _window(self, phase: str):
+        remaining = tuple(p for p in self.todo if p not in self.ledger.records or p == phase)
+        return self.plan.window(phase, self.wf.now, remaining)
+
+    def _bounded(self, window: Window, hard_s: float | None = None) -> Workflow:
+        """The workflow a phase runs in: nothing it asks for may start after its hard end."""
+        return self.wf.within(Deadline(window.soft_end_s, window.end_s if hard_s is None else hard_s))
+
+    def _race(self, window, coro) -> PhaseRace:
+        return PhaseRace(self.wf, window, coro, limits=self.limits, ledger=self.ledger,
+                         self_reported=window.phase in SELF_REPORTED, bracket=SELF_REPORTED.get(window.phase))
+
+    def _after(self, outcome: Outcome) -> None:
+        if outcome.status == BUDGET:
+            self._finalize_now("budget")
+
+    # --- Phase 1 ---------------------------------------------------------------------------
+
+    async def phase1(self) -> Phase1Result:
+        wf = self.wf
+        window = self._window("phase1")
+        # Phase 1 may be extended up to the finalize-now point (below), so that is its hard end.
+        race = self._race(window, self.phases.phase1(self._bounded(window, self.plan.finalize_at_s),
+                                                     deadline_s=window.soft_end_s))
+        how = await race.wait(window.end_s)
+        if how == "deadline" and best_so_far(wf) is None and window.end_s < self.plan.finalize_at_s:
+            # Nothing usable yet and nothing can replace Phase 1: keep going up to finalize-now.
+            wf.record(DeadlineHit(phase="phase1", deadline_s=window.end_s, action="extended"))
+            how = await race.wait(self.plan.finalize_at_s)
+        outcome = await race.settle(how)
+        self._after(outcome)
+        if outcome.ok:
+            return outcome.value
+        found = best_so_far(wf)
+        if found is None:                                                       # REQ-OR-042 / OR-030.4
+            raise PipelineError(f"Phase 1 produced no usable solution ({outcome.status}): {outcome.error}",
+                                self._diagnostics(outcome))
+        solution, score = await self._checked(*found)
+        self._fallback("phase1", outcome, solution, score, "best solution evaluated before Phase 1 stopped, "
+                       "after the safety checks that fit before the finalize-now point")
+        return Phase1Result(retrieved_models=[], candidate_solutions=[], candidate_scores=[],
+                            initial_solution=solution, initial_score=score)
+
+    async def _checked(self, solution: SolutionScript, score: float) -> tuple[SolutionScript, float]:
+        """REQ-P1-030/031 on the best candidate of a cut Phase 1: the checks run while they fit
+        before the finalize-now point (a timer cancels them there); a check that did not finish
+        leaves the version before it."""
+        wf, checks = self.wf, self.phases.phase1_checks
+        end = self.plan.finalize_at_s
+        if checks is None or Deadline(end, end).over(wf.now):
+            return solution, score
+        pwf = wf.at("phase1").within(Deadline(end, end))
+        sid = pwf.record_solution(solution.content, phase=solution.phase, origin="phase1_best", parents=[],
+                                  source_model=solution.source_model)
+        task = wf.spawn(checks(pwf, solution, sid, score, end), name="phase1-checks")
+        timer = wf.spawn(wf.sleep_until(end, name="deadline/phase1-checks"), name="timer")
+        if await wf.first(task, timer) == 0:
+            wf.cancel(timer, "Phase 1 checks finished")
+            try:
+                checked, _, checked_score = await task
+                return checked, checked_score
+            except DeadlineReached:
+                pass
+        else:
+            wf.cancel(task, "finalize-now point reached during Phase 1's checks")
+        warn(wf, "Phase 1's safety checks did not fit before the finalize-now point", phase="phase1")
+        return solution, score
+
+    # --- Phase 2 ---------------------------------------------------------------------------
+
+    async def phase2(self, phase1: Phase1Result) -> list[Phase2Result]:
+        """Each path's own result, whatever happens: a path that finished keeps its result and
+        full step history, a path cut by the deadline or the budget its best so far and the
+        steps it completed (REQ-OR-023/026/043); only a path with nothing at all (it failed, or
+        never started) falls back to the Phase 1 solution (REQ-OR-040)."""
+        s0, h0 = phase1.initial_solution, phase1.initial_score
+        window = self._window("phase2")
+        sink: list[Phase2Result | None] = [None] * self.L
+        race = self._race(window, self.phases.phase2(self._bounded(window), s0.model_copy(deep=True), h0,
+                                                     deadline_s=window.soft_end_s, sink=sink))
+        outcome = await race.settle(await race.wait(window.end_s))
+        self._after(outcome)
+        results: list[Phase2Result | None] = list(outcome.value or []) if outcome.ok else list(sink)
+        why = ("path failed: Phase 1 solution substituted (REQ-OR-040)" if outcome.ok or outcome.status == "failed"
+               else f"Phase 2 {outcome.status.replace('_', ' ')} before the path started: Phase 1 solution used")
+        out: list[Phase2Result] = []
+        for i in range(self.L):
+            r = results[i] if i < len(results) else None
+            if r is None:
+                r = failed_path_result(s0, h0, why)
+                self._fallback(f"phase2/path-{i}", outcome, s0, h0, why)
+            out.append(r)
+        return out
+
+    # --- Phase 3 ---------------------------------------------------------------------------
+
+    async def phase3(self, phase2_results: list[Phase2Result], best: SolutionScript,
+                     best_score: float) -> tuple[Phase3Result | None, SolutionScript, float]:
+        wf = self.wf
+        inputs = [r.best_solution.model_copy(update={"score": r.best_score}) for r in phase2_results]
+        if not inputs:
+            self._skip("phase3", "no Phase 2 results to ensemble")
+            return None, best, best_score
+        window = self._window("phase3")
+        rounds: list[EnsembleAttempt] = []
+        race = self._race(window, self.phases.phase3(self._bounded(window), inputs, deadline_s=window.soft_end_s,
+                                                     sink=rounds))
+        outcome = await race.settle(await race.wait(window.end_s))
+        self._after(outcome)
+        if outcome.ok:
+            result: Phase3Result = outcome.value
+            return result, result.best_ensemble.model_copy(update={"score": result.best_ensemble_score}), \
+                result.best_ensemble_score
+        if outcome.status == "failed":        # REQ-OR-041: the best Phase 2 solution, by >=
+            solution, score = best, best_score
+            why = "Phase 3 failed: best Phase 2 solution used (REQ-OR-041)"
+        else:                                 # REQ-OR-030: cut by time or budget: its best round so far
+            solution, score = best, best_score
+            rule = score_rule(wf)
+            r = rule.best_index([a.score for a in rounds], Ties.LATER_WINS)
+            kept = rounds[r] if r is not None else None
+            if kept is not None and kept.score is not None and rule.at_least(kept.score, best_score):
+                solution, score = kept.solution, kept.score
+            why = (f"Phase 3 {outcome.status.replace('_', ' ')}: "
+                   + (f"its best round so far ({r}) used (REQ-OR-030)" if solution is not best
+                      else "no round beat the best Phase 2 solution, which is used (REQ-OR-030)"))
+            wf.at("phase3").record(WorkCut(unit="phase3", reason=outcome.error, at_s=wf.now,
+                                           where=f"round {len(rounds)}", steps_done=len(rounds),
+                                           kept_solution_id=solution.solution_id, kept_score=score))
+        self._fallback("phase3", outcome, solution, score, why)
+        return None, solution, score
+
+    # --- finalization ----------------------------------------------------------------------
+
+    async def finalize(self, solution: SolutionScript, score: float) -> tuple[SolutionScript, str, dict[str, Any]]:
+        wf = self.wf
+        window = self.plan.finalization_window(wf.now)
+        validation = solution.model_copy(update={"score": score})
+        race = PhaseRace(wf, window, self.phases.finalization(self._bounded(window), validation, score,
+                                                              deadline_s=window.soft_end_s,
+                                                              fallback=validation),
+                         limits=None, ledger=self.ledger, self_reported=True, bracket=SELF_REPORTED[FINALIZATION])
+        outcome = await race.settle(await race.wait(window.end_s))
+        if outcome.ok:
+            value = outcome.value
+            info = {"fallback_reason": getattr(value, "fallback_reason", "") or ""}
+            return value.final_solution, value.submission_path or "", info
+        # REQ-OR-043: finalization failed; keep the validation script, no submission.
+        self._fallback(FINALIZATION, outcome, validation, score, "finalization failed: validation solution kept, "
+                       "no submission (REQ-OR-043)")
+        return validation, "", {"fallback_reason": f"finalization {outcome.status}: {outcome.error}"}
+
+    # --- fallbacks, diagnostics, summaries ---------------------------------------------------
+
+    def _fallback(self, phase: str, outcome: Outcome, solution: SolutionScript, score: float | None,
+                  why: str) -> None:
+        wf = self.wf
+        sid = wf.record_solution(solution.content, phase=solution.phase, origin="fallback", parents=[],
+                                 source_model=solution.source_model)
+        wf.record(FallbackUsed(phase=phase, reason=why, solution_id=sid, score=score,
+                               detail={"status": outcome.status, "error": outcome.error}))
+        warn(wf, why, phase=phase, error=outcome.error)
+
+    def _diagnostics(self, outcome: Outcome) -> dict[str, Any]:
+        """REQ-OR-042: elapsed time, cost, last successful operation, partial results."""
+        wf = self.wf
+        return {"failed_phase": outcome.phase, "status": outcome.status, "error": outcome.error,
+                "phase_diagnostics": outcome.diagnostics, "elapsed_s": wf.now - self.plan.start_s,
+                "cost_usd": wf.cost_usd, "agent_calls": wf.agent_calls,
+                "last_successful_operation": self.ledger.last_success or "run started",
+                "partial_results": {"phases": {p: r.summary() for p, r in self.ledger.records.items()},
+                                    "best_solution": None}}
+
+    def _summaries(self, best: SolutionScript, best_score: float, finalization: dict[str, Any]) -> dict[str, Any]:
+        """REQ-OR-037/038 (per-phase cost and duration) and which phases ran (REQ-OR-030.5)."""
+        records = self.ledger.records
+        phases = ("phase1", "phase2", "phase3", FINALIZATION)
+
+        def rec(p: str, attr: str) -> float:
+            r = records.get(p)
+            return float(getattr(r, attr)) if r is not None else 0.0
+
+        return {
+            "phases": {p: records[p].summary() for p in phases if p in records},
+            "cost_summary": {**{f"{p}_cost_usd": rec(p, "cost_usd") for p in phases},
+                             "total_cost_usd": self.wf.cost_usd},
+            "duration_summary": {**{f"{p}_duration_seconds": rec(p, "duration_s") for p in phases},
+                                 "total_duration_seconds": self.wf.now - self.plan.start_s},
+            "completed_phases": [p for p in phases if self.ledger.status(p) == COMPLETED],
+            "skipped_phases": [p for p in phases if self.ledger.status(p) == "skipped"],
+            "stopped_early": self.stop_reason or None,
+            "best_validation_score": best_score,
+            "finalization": finalization,
+        }
+
+
+def best_of(wf: Workflow, results: list[Phase2Result]) -> tuple[SolutionScript, float] | None:
+    """The best path result by ``>=`` (later paths win ties, REQ-OR-041)."""
+    r = score_rule(wf).best(results, lambda r: r.best_score, Ties.LATER_WINS)
+    return None if r is None else (r.best_solution.model_copy(update={"score": r.best_score}), r.best_score)
+
+
+async def run_mle_star(wf: Workflow, phases: Phases) -> None:
+    await Pipeline(wf, phases).run()
