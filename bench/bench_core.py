@@ -321,7 +321,7 @@ def main(argv: list[str]) -> int:
         bench_resume(tmp, 2_000 if quick else 10_000, rounds=1 if quick else 3)
         bench_replay(tmp, 1_000 if quick else 5_000)
     width = [max(len(r[i]) for r in RESULTS + [("measure", "ours", "reference", "target")]) for i in range(4)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, width))  # noqa: E731
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, width))
     print(line(("measure", "ours", "reference", "target")))
     print(line(tuple("-" * w for w in width)))
     for r in RESULTS:

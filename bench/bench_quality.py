@@ -47,7 +47,7 @@ def main() -> None:
     parser.add_argument("--set", dest="sets", action="append", default=[])
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from engine.tasks import list_bundled, naive_baseline_score, prepare_bundled, load_task
+    from engine.tasks import list_bundled, load_task, naive_baseline_score, prepare_bundled
 
     tasks = args.tasks or [t.name for t in list_bundled()]
     extra = [x for s in args.sets for x in ("--set", s)]

@@ -68,8 +68,9 @@ def main() -> int:
     if problem:
         print(f"bench_sandbox: cannot measure: {problem}")
         return 1
-    import structlog
     import logging
+
+    import structlog
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as tmp:

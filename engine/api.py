@@ -26,11 +26,16 @@ other (``db`` as for ``--db``: default ``$ENGINE_DB`` or ``./engine-runs/engine.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import anyio
 
+from engine.config.environment import apply_env
+from engine.config.references import checked_discussions, with_contamination_check
+from engine.config.validate import config_problems, raise_if, task_problems, task_spec_problems
+from engine.run import lifecycle as runs_mod
 from events.domain import (
     FinalResult,
     Phase1Result,
@@ -41,10 +46,6 @@ from events.domain import (
     SolutionScript,
     TaskDescription,
 )
-from engine.run import lifecycle as runs_mod
-from engine.config.environment import apply_env
-from engine.config.references import checked_discussions, with_contamination_check
-from engine.config.validate import config_problems, raise_if, task_problems, task_spec_problems
 
 TaskInput = str | Path | TaskDescription
 
@@ -70,7 +71,7 @@ def _backend(agent: str, config: PipelineConfig, db: Any) -> Any:
     try:
         return runs_mod.make_backend(agent, config, db=db)
     except BackendUnavailable as exc:
-        raise EnvironmentError(f"agent backend {agent!r} cannot run here: {exc}") from exc
+        raise OSError(f"agent backend {agent!r} cannot run here: {exc}") from exc
 
 
 async def run_strategy(strategy: str, task: TaskInput, config: PipelineConfig | None = None, *,
@@ -90,7 +91,7 @@ async def run_strategy(strategy: str, task: TaskInput, config: PipelineConfig | 
         try:
             checked = await backend.preflight()
         except BackendUnavailable as exc:
-            raise EnvironmentError(f"agent backend {agent!r} cannot run here: {exc}") from exc
+            raise OSError(f"agent backend {agent!r} cannot run here: {exc}") from exc
     store = runs_mod.open_store(path, create=True)
     try:
         run_id = runs_mod.create_run(store, db=path, task=prepared, task_spec=spec, strategy=strategy,

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Callable, ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 

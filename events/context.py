@@ -9,9 +9,10 @@ executors when they first need it) and is immutable, like the event it comes fro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from events.core import RunStarted
 from events.domain import PipelineConfig, TaskDescription

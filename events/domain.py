@@ -101,7 +101,7 @@ class PhaseTimeBudget(BaseModel):
     finalization_pct: float = Field(default=10.0, gt=0, le=100)
 
     @model_validator(mode="after")
-    def _sums_to_100(self) -> "PhaseTimeBudget":
+    def _sums_to_100(self) -> PhaseTimeBudget:
         total = self.phase1_pct + self.phase2_pct + self.phase3_pct + self.finalization_pct
         if abs(total - 100.0) > 1e-6:
             raise ValueError(f"phase percentages must sum to 100, got {total}")
@@ -234,7 +234,7 @@ class SolutionScript(BaseModel):
     def solution_id(self) -> str:
         return solution_id_of(self.content)
 
-    def replace_block(self, old: str, new: str) -> "SolutionScript":
+    def replace_block(self, old: str, new: str) -> SolutionScript:
         """REQ-DM-010: a NEW script with the first occurrence of ``old`` replaced by ``new``.
 
         The score is reset to None and is_executable to True: the content changed, so the old

@@ -18,9 +18,10 @@ A score that is ``None`` or NaN is never better than anything and is beaten by a
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import TypeVar
 
 from events.domain import MetricDirection
 

@@ -13,14 +13,15 @@ exception (digest 03 §7.9 left that gap open).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from events.core import SolutionEvaluated, SubmissionInfo
 from events.domain import EvaluationResult, SolutionScript
-from handlers.toolkit import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
 from handlers.runtime import Workflow
 from handlers.safety import check_and_fix_leakage, debug_once
+from handlers.toolkit import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
 
 STDERR_TAIL = 2000
 

@@ -49,11 +49,11 @@ from events.phase3 import (
     SubmissionProduced,
     SubsamplingRemoved,
 )
-from handlers.toolkit import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, past, warn
 from handlers.evaluation import EvalPolicy, Evaluated, bug_text, evaluate_with_retry
 from handlers.prompts import fenced_blocks
 from handlers.runtime import Workflow
 from handlers.safety import debug_once
+from handlers.toolkit import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, past, warn
 
 SUBMISSION = "./final/submission.csv"
 

@@ -7,7 +7,8 @@ clocks or I/O: the runtime in ``handlers.runtime`` decides when futures resolve.
 
 from __future__ import annotations
 
-from typing import Any, Coroutine, Generator
+from collections.abc import Coroutine, Generator
+from typing import Any
 
 
 class Cancelled(Exception):
@@ -25,7 +26,7 @@ class _Future:
         self.error: BaseException | None = None
         self.waiters: list[Task | _Wake] = []
 
-    def __await__(self) -> Generator["_Future", None, Any]:
+    def __await__(self) -> Generator[_Future, None, Any]:
         if not self.done:
             yield self
         if self.error is not None:

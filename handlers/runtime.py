@@ -14,9 +14,10 @@ runtime *is* the folded handler state (rebuilt on resume by feeding the recorded
 
 from __future__ import annotations
 
-from random import Random  # pure-ok: seeded per run and effect; the global RNG is never used
 from collections import deque
-from typing import Any, Awaitable, Callable, Coroutine, Iterable, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from random import Random  # pure-ok: seeded per run and effect; the global RNG is never used
+from typing import Any, TypeVar
 
 from events.base import EffectRequest, EffectResult, Event, NewEvent
 from events.context import RunContext
@@ -44,7 +45,7 @@ T = TypeVar("T")
 class Runtime:
     """Drives one run's workflow. ``main`` is the strategy's entry coroutine function."""
 
-    def __init__(self, main: Callable[["Workflow"], Coroutine[Any, Any, Any]]) -> None:
+    def __init__(self, main: Callable[[Workflow], Coroutine[Any, Any, Any]]) -> None:
         self._main = main
         self._ready: deque[tuple[Task, Any, BaseException | None]] = deque()
         self._effects: dict[str, _Future] = {}
@@ -103,7 +104,7 @@ class Runtime:
 
     # --- scheduling -------------------------------------------------------------------------
 
-    async def _run_main(self, wf: "Workflow") -> None:
+    async def _run_main(self, wf: Workflow) -> None:
         try:
             await self._main(wf)
         except PipelineError as exc:
@@ -150,7 +151,7 @@ class Runtime:
         except StopIteration as stop:
             self._resolve(task.result, stop.value)
             return
-        except BaseException as exc:  # noqa: BLE001 - delivered to whoever awaits the task
+        except BaseException as exc:
             self._resolve(task.result, error=exc)
             return
         finally:
@@ -254,11 +255,11 @@ class Workflow:
         self._rt._cost_watches.append((amount_usd, watch))
         return await watch
 
-    def at(self, scope: str) -> "Workflow":
+    def at(self, scope: str) -> Workflow:
         """The same run seen from another scope, under the same deadline."""
         return Workflow(self._rt, scope, self.deadline)
 
-    def within(self, deadline: Deadline) -> "Workflow":
+    def within(self, deadline: Deadline) -> Workflow:
         """This workflow bounded by ``deadline`` too (never loosened): every agent call and
         evaluation requested through it is checked against the hard end."""
         return Workflow(self._rt, self.scope, self.deadline.narrowed(deadline.soft_s, deadline.hard_s))

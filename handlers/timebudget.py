@@ -78,7 +78,7 @@ class TimePlan:
     planned_s: float   # the time before the end from which only finalization runs
 
     @classmethod
-    def from_config(cls, config: PipelineConfig, *, start_s: float = 0.0) -> "TimePlan":
+    def from_config(cls, config: PipelineConfig, *, start_s: float = 0.0) -> TimePlan:
         budget = config.phase_time_budget or PhaseTimeBudget()
         shares = {"phase1": budget.phase1_pct, "phase2": budget.phase2_pct, "phase3": budget.phase3_pct,
                   FINALIZATION: budget.finalization_pct}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from events.core import AgentCallCompleted, AgentCallFailed, Note
 from events.domain import AgentType, SolutionScript
 from events.score import Score
-from handlers.prompts import build_request, extract_code_block
 from handlers.deadline import MAX_EVAL_TIMEOUT_S, MIN_EVAL_TIMEOUT_S, Deadline
+from handlers.prompts import build_request, extract_code_block
 from handlers.runtime import Workflow
 
 __all__ = ["MIN_EVAL_TIMEOUT_S", "AgentReply", "ask", "code_of", "deadline_of", "info", "looks_like_code", "past",

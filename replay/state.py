@@ -6,8 +6,9 @@ every resume and every ``engine status``, so it must stay cheap for 100,000-even
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from events.base import Envelope
 from events.context import RunContext
@@ -321,6 +322,6 @@ _APPLY = {
     "AgentSpendRecorded": _spend,
     "DriverStopped": _driver_stopped,
     "Note": _note,
-    **{t: _request for t in sorted(REQUEST_TYPES)},
-    **{t: _result for t in sorted(RESULT_TYPES)},
+    **dict.fromkeys(sorted(REQUEST_TYPES), _request),
+    **dict.fromkeys(sorted(RESULT_TYPES), _result),
 }

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Protocol
 
 from events.base import Envelope, NewEvent, event_class
 

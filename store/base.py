@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Iterator, Protocol, Sequence
+from typing import IO, Protocol
 
 from events.base import Envelope, NewEvent
 

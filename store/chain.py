@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from events.base import GENESIS_HASH, EffectResult, canonical_json, chain_hash, event_class
 from store.base import ChainProblem

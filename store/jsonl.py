@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import IO, Iterable
+from collections.abc import Iterable
+from typing import IO
 
 from events.base import GENESIS_HASH, Envelope, canonical_json
 from store.base import CorruptLog

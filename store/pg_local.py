@@ -65,7 +65,7 @@ class LocalPostgres:
             tail = log.read_text(errors="replace")[-2000:] if log and log.exists() else ""
             raise StoreError(f"{args[0]} failed ({done.returncode}): {done.stderr.strip()[-2000:]}\n{tail}")
 
-    def start(self) -> "LocalPostgres":
+    def start(self) -> LocalPostgres:
         self.root = Path(tempfile.mkdtemp(prefix="engine-pg-"))
         self.socket_dir.mkdir()
         if self._as_other_user:
@@ -95,7 +95,7 @@ class LocalPostgres:
         shutil.rmtree(self.root, ignore_errors=True)
         self.root = None
 
-    def __enter__(self) -> "LocalPostgres":
+    def __enter__(self) -> LocalPostgres:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

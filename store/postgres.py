@@ -19,7 +19,8 @@ import gc
 import os
 import socket
 import uuid
-from typing import IO, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import IO
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -27,8 +28,16 @@ from psycopg import sql
 
 import events as _vocabulary  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
 from events.base import GENESIS_HASH, EffectResult, Envelope, NewEvent, canonical_json, event_class
-from store.base import (ChainProblem, ConcurrencyError, DuplicateResultError, NotAnEngineDatabase, RunExists,
-                        RunInfo, RunNotFound, StoreError)
+from store.base import (
+    ChainProblem,
+    ConcurrencyError,
+    DuplicateResultError,
+    NotAnEngineDatabase,
+    RunExists,
+    RunInfo,
+    RunNotFound,
+    StoreError,
+)
 from store.chain import first_chain_problem
 from store.jsonl import read_jsonl, status_of, write_jsonl
 from store.leases import refuse_live_holder

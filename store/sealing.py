@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Sequence
 
 from events.base import EffectResult, Envelope, NewEvent
 from store.base import CorruptLog

@@ -10,18 +10,30 @@ from __future__ import annotations
 import gc
 import sqlite3
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Iterator, Sequence
+from typing import IO
 
-
-from events.base import GENESIS_HASH, EffectResult, Envelope, NewEvent, canonical_json, event_class
 import events as _vocabulary  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
-from store.jsonl import read_jsonl, status_of, write_jsonl
-from store.sealing import envelope_from_row as _envelope, now_iso as _now_iso, payload_of as _payload_of, seal
+from events.base import GENESIS_HASH, EffectResult, Envelope, NewEvent, canonical_json, event_class
+from store.base import (
+    ChainProblem,
+    ConcurrencyError,
+    DatabaseLocked,
+    DuplicateResultError,
+    NotAnEngineDatabase,
+    RunExists,
+    RunInfo,
+    RunNotFound,
+    StoreError,
+)
 from store.chain import first_chain_problem
+from store.jsonl import read_jsonl, status_of, write_jsonl
 from store.leases import take_lease
-from store.base import (ChainProblem, ConcurrencyError, DatabaseLocked, DuplicateResultError,
-                        NotAnEngineDatabase, RunExists, RunInfo, RunNotFound, StoreError)
+from store.sealing import envelope_from_row as _envelope
+from store.sealing import now_iso as _now_iso
+from store.sealing import payload_of as _payload_of
+from store.sealing import seal
 
 SCHEMA_VERSION = 1
 APP_MARKER = "mle-engine-event-store"

@@ -7,9 +7,10 @@ result's ``elapsed_s``; backends leave it at 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
 from events.domain import PipelineConfig, TaskDescription

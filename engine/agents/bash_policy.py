@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
-
+from typing import Any
 
 #: (pattern, reason). Configurable through ``BashPolicy(patterns=...)``.
 DEFAULT_BLOCKED_PATTERNS: tuple[tuple[str, str], ...] = (

@@ -7,11 +7,11 @@ never asked, the backend says so honestly (AgentCallFailed) instead of inventing
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
+from engine.agents.base import AgentContext, AgentResult
 from events.base import Envelope
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
-from engine.agents.base import AgentContext, AgentResult
 
 
 class ReplayBackend:

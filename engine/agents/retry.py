@@ -8,8 +8,9 @@ that crashed for its own reasons) fails at once: trying again would cost money f
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 
@@ -61,10 +62,10 @@ def classify_exception(exc: BaseException, assistant_error: str | None = None) -
 
 def _classify_exception(exc: BaseException) -> Failure:
     from claude_agent_sdk import (
+        ClaudeSDKError,
         CLIConnectionError,
         CLIJSONDecodeError,
         CLINotFoundError,
-        ClaudeSDKError,
         ProcessError,
     )
     from claude_agent_sdk._errors import MessageParseError, ResultError

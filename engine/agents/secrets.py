@@ -8,7 +8,8 @@ because results are appended to a log that is meant to be shared and audited.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 #: Variables that authenticate the Claude CLI directly.
 CREDENTIAL_VARS: tuple[str, ...] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -62,7 +63,7 @@ class Redactor:
         self._values.sort(key=len, reverse=True)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> "Redactor":
+    def from_env(cls, env: Mapping[str, str]) -> Redactor:
         return cls(secret_values(env))
 
     def text(self, value: str) -> str:

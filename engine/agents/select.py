@@ -13,8 +13,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from engine.agents.base import AgentBackend
 from engine.agents.errors import BackendUnavailable

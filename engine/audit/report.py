@@ -10,9 +10,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from engine.audit.runlog import AuditError, RunLog, fmt_score, top_phase
 from engine.audit.lineage import Lineage, build_lineage, describe_decision
 from engine.audit.report_css import CSS
+from engine.audit.runlog import AuditError, RunLog, fmt_score, top_phase
 from engine.audit.svg_graph import lineage_svg
 from engine.audit.svg_plots import Point, Span, bar_panel, best_so_far, colour_map, fmt_seconds, legend, score_plot
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import difflib
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from engine.audit.runlog import AuditError, kind_of
 from events.base import Envelope
@@ -26,7 +27,7 @@ RUN_DIR = "<run_dir>"
 
 def is_volatile(key: str) -> bool:
     """Fields that measure the clock (driven time, durations, deadlines derived from it)."""
-    return key in VOLATILE_KEYS or key.endswith("_s") or key.endswith("_seconds")
+    return key in VOLATILE_KEYS or key.endswith(("_s", "_seconds"))
 
 
 def normalise(value: Any, run_dir: str, *, strict: bool = False) -> Any:

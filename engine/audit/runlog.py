@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from events.base import Envelope, EventKind, UnknownEventType, event_class
 from replay.state import PipelineState, fold

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from html import escape
 
-from engine.audit.runlog import fmt_score
 from engine.audit.lineage import Lineage, LineageNode, ancestry_edges, describe_decision
+from engine.audit.runlog import fmt_score
 
 NODE_W, BASE_H, GENE_LINE, COL_GAP, ROW_GAP = 184, 62, 13, 46, 16
 MODEL_W = 184

@@ -4,9 +4,9 @@ files, no network: plain SVG elements with <title> tooltips."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Sequence
 
 from engine.audit.runlog import fmt_score, is_better
 

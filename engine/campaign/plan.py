@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from events.campaign import CampaignCell, CampaignStarted
 from engine.campaign.stream import CampaignState
 from engine.config.presets import ConfigError, build_config
 from engine.config.validate import InputError, validate_start
+from events.campaign import CampaignCell, CampaignStarted
 from events.domain import PipelineConfig
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

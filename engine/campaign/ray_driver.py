@@ -12,6 +12,7 @@ import socket
 import time
 from typing import Any
 
+
 def drive_run(db: str, run_id: str, lease_wait_s: float) -> dict[str, Any]:
     """Drive ``run_id`` to its end; the run's outcome and where it ran.
 

@@ -9,16 +9,17 @@ lease, so a run whose worker died is resumed by the next attempt (on a live node
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from events.base import Envelope, NewEvent
-from events.campaign import CampaignAttemptFailed, CampaignRunCreated, CampaignRunEnded
-from engine.run import lifecycle as runs_mod
 from engine.campaign.plan import CampaignError, CampaignRequest, cell_config, run_id_for, same_plan, started_event
 from engine.campaign.ray_driver import drive_run
-from engine.run.ray_eval import forwarded_env, ray_address
 from engine.campaign.stream import CampaignState, CellState, fold_campaign, stream_id
+from engine.run import lifecycle as runs_mod
+from engine.run.ray_eval import forwarded_env, ray_address
+from events.base import Envelope, NewEvent
+from events.campaign import CampaignAttemptFailed, CampaignRunCreated, CampaignRunEnded
 from replay.state import fold
 from store.base import LeaseHeld, RunExists, RunNotFound
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -20,7 +20,7 @@ def _db_option() -> Any:
     return typer.Option(None, "--db", help="Event database (default $ENGINE_DB or ./engine-runs/engine.db).")
 
 
-def _open(db: Optional[str | Path]):
+def _open(db: str | Path | None):
     from engine.run import lifecycle as runs_mod
 
     path = runs_mod.db_path(db)
@@ -34,7 +34,7 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _load(db: Optional[str | Path], run_id: str):
+def _load(db: str | Path | None, run_id: str):
     from engine.audit.runlog import AuditError, load_run
 
     store, path = _open(db)
@@ -47,10 +47,10 @@ def _load(db: Optional[str | Path], run_id: str):
 
 def lineage_cmd(run_id: str = typer.Argument(..., help="The run whose submission to trace."),
                 json_out: bool = typer.Option(False, "--json", help="A nested JSON structure."),
-                db: Optional[str] = _db_option()) -> None:
+                db: str | None = _db_option()) -> None:
     """The final submission's ancestry, back to the retrieved models."""
-    from engine.audit.runlog import AuditError
     from engine.audit.lineage import build_lineage, render_tree
+    from engine.audit.runlog import AuditError
 
     log, _, _ = _load(db, run_id)
     try:
@@ -70,7 +70,7 @@ def lineage_cmd(run_id: str = typer.Argument(..., help="The run whose submission
 
 def report_cmd(run_id: str = typer.Argument(..., help="The run to report on."),
                output: Path = typer.Option(Path("report.html"), "-o", "--output", help="Where to write the HTML."),
-               db: Optional[str] = _db_option()) -> None:
+               db: str | None = _db_option()) -> None:
     """One self-contained HTML page: summary, score over time, cost per phase, lineage, notes."""
     from engine.audit.report import render_report
 
@@ -82,12 +82,12 @@ def report_cmd(run_id: str = typer.Argument(..., help="The run to report on."),
 
 
 def rerun_cmd(run_id: str = typer.Argument(..., help="The recorded run to run again."),
-              new_run_id: Optional[str] = typer.Option(None, "--run-id", help="Name the new run."),
-              strategy: Optional[str] = typer.Option(None, "--strategy",
+              new_run_id: str | None = typer.Option(None, "--run-id", help="Name the new run."),
+              strategy: str | None = typer.Option(None, "--strategy",
                                                      help="Drive the rerun with another strategy (module:function)."),
               strict: bool = typer.Option(False, "--strict", help="Also compare time-derived fields."),
               json_out: bool = typer.Option(False, "--json"),
-              db: Optional[str] = _db_option()) -> None:
+              db: str | None = _db_option()) -> None:
     """Run a recorded run again with the answers it recorded (replay backend), re-executing every
     evaluation, and name the first decision that differs. Exit 0 identical, 1 different."""
     from engine.audit.rerun import rerun

@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from engine.run import lifecycle as runs_mod
 from engine.campaign.plan import CampaignError, CampaignRequest, check_request, parse_seeds, split_list
 from engine.campaign.stream import CampaignState, fold_campaign, stream_id
+from engine.run import lifecycle as runs_mod
 from replay.state import fold
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Campaigns: tasks × seeds run as one unit on Ray.")
@@ -34,7 +34,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _open(db: Optional[str], *, create: bool):
+def _open(db: str | None, *, create: bool):
     path = runs_mod.db_path(db)
     if not create and not path.exists():
         _fail(f"no engine database at {path}; start a campaign first or pass --db")
@@ -56,25 +56,25 @@ def _campaign(store: Any, name: str) -> CampaignState:
 @campaign_app.command("start")
 def start(
     name: str = typer.Argument(..., help="The campaign's name; the same command again continues it."),
-    tasks: Optional[str] = typer.Option(None, "--tasks", help="Bundled task names or task directories, comma-separated. "
+    tasks: str | None = typer.Option(None, "--tasks", help="Bundled task names or task directories, comma-separated. "
                                         "Leave out to continue a recorded campaign as planned."),
     seeds: str = typer.Option("0", "--seeds", help="Seeds: 0,1,2 or 0-4."),
     strategy: str = typer.Option("mle-star", "--strategy", help="mle-star | evolve | module:function (comma-separated for several)."),
     preset: str = typer.Option("quick", "--preset", help="paper | quick (comma-separated for several)."),
     agent: str = typer.Option("builtin", "--agent", help="builtin | claude | openai | … (comma-separated for several)."),
     set_: list[str] = typer.Option([], "--set", help="Override a setting of every run: key=value (repeatable)."),
-    time_limit: Optional[int] = typer.Option(None, "--time-limit", help="Seconds for each run."),
-    max_budget: Optional[float] = typer.Option(None, "--max-budget", help="US dollars for each run's agent calls."),
-    sandbox: Optional[str] = typer.Option(None, "--sandbox", help="auto | bwrap | none, as for engine start."),
+    time_limit: int | None = typer.Option(None, "--time-limit", help="Seconds for each run."),
+    max_budget: float | None = typer.Option(None, "--max-budget", help="US dollars for each run's agent calls."),
+    sandbox: str | None = typer.Option(None, "--sandbox", help="auto | bwrap | none, as for engine start."),
     cpus_per_run: float = typer.Option(1.0, "--cpus-per-run", help="CPUs Ray reserves for each run's driver."),
-    gpus_per_run: Optional[float] = typer.Option(None, "--gpus-per-run",
+    gpus_per_run: float | None = typer.Option(None, "--gpus-per-run",
                                                  help="GPUs per run (default: 1 when the cluster has GPUs, else 0)."),
     max_attempts: int = typer.Option(3, "--max-attempts", help="Attempts per run before the campaign gives up on it."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address",
+    ray_address: str | None = typer.Option(None, "--ray-address",
                                               help="A running Ray cluster (ray://host:10001 or host:6379); "
                                                    "default: start Ray on this machine."),
     json_out: bool = typer.Option(False, "--json", help="Print the final status as JSON."),
-    db: Optional[str] = DbOpt,
+    db: str | None = DbOpt,
 ) -> None:
     """Plan a campaign and drive it to the end, or continue it after a crash."""
     from engine.campaign.runner import CampaignRunner, RunnerOptions, address_problem
@@ -122,7 +122,7 @@ def start(
 
 
 @campaign_app.command("status")
-def status(name: str, json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
+def status(name: str, json_out: bool = typer.Option(False, "--json"), db: str | None = DbOpt) -> None:
     """Where each run of the campaign stands."""
     store, _ = _open(db, create=False)
     rows = status_rows(store, _campaign(store, name))
@@ -136,8 +136,8 @@ def status(name: str, json_out: bool = typer.Option(False, "--json"), db: Option
 
 @campaign_app.command("report")
 def report(name: str, json_out: bool = typer.Option(False, "--json"),
-           output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write a self-contained HTML page."),
-           db: Optional[str] = DbOpt) -> None:
+           output: Path | None = typer.Option(None, "-o", "--output", help="Write a self-contained HTML page."),
+           db: str | None = DbOpt) -> None:
     """Scores per task over seeds (mean ± SE), medals, wall time and cost, failures."""
     from engine.campaign.tally import build_report, render_terminal, report_json
     from engine.campaign.tally_html import render_html

@@ -9,15 +9,15 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from engine.run import lifecycle as runs_mod
 from engine.config.presets import ConfigError, build_config
+from engine.run import lifecycle as runs_mod
 from engine.run.driver import EngineError
 from engine.run.strategies import StrategyError
 from replay.state import PipelineState, fold
@@ -47,7 +47,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return (StoreError, EngineError, ConfigError, StrategyError, UsageError, TaskError, BackendUnavailable)
 
 
-def _store(db: Optional[str | Path], *, must_exist: bool = True):
+def _store(db: str | Path | None, *, must_exist: bool = True):
     path = runs_mod.db_path(db)
     if must_exist and not path.exists():
         raise UsageError(f"no engine database at {path}; start a run first or pass --db")
@@ -117,21 +117,21 @@ def start(
     strategy: str = typer.Option("mle-star", "--strategy", help="mle-star | evolve | module:function"),
     agent: str = typer.Option("auto", "--agent", help="claude | openai | builtin | replay:RUN_ID | auto | module:Attr"),
     preset: str = typer.Option("paper", "--preset", help="paper | quick"),
-    config: Optional[Path] = typer.Option(None, "--config", help="YAML/JSON file of settings."),
+    config: Path | None = typer.Option(None, "--config", help="YAML/JSON file of settings."),
     set_: list[str] = typer.Option([], "--set", help="Override a setting: key=value (repeatable)."),
     seed: int = typer.Option(0, "--seed"),
-    time_limit: Optional[int] = typer.Option(None, "--time-limit", help="Seconds for the whole run."),
-    max_budget: Optional[float] = typer.Option(None, "--max-budget", help="US dollars for agent calls."),
-    run_id: Optional[str] = typer.Option(None, "--run-id", help="Name the run (default: generated)."),
+    time_limit: int | None = typer.Option(None, "--time-limit", help="Seconds for the whole run."),
+    max_budget: float | None = typer.Option(None, "--max-budget", help="US dollars for agent calls."),
+    run_id: str | None = typer.Option(None, "--run-id", help="Name the run (default: generated)."),
     completion_order: bool = typer.Option(False, "--completion-order",
                                           help="Record results as they finish (faster, not reproducible)."),
-    sandbox: Optional[str] = typer.Option(None, "--sandbox",
+    sandbox: str | None = typer.Option(None, "--sandbox",
                                           help="auto | bwrap | none: isolate evaluation scripts (default auto)."),
-    reference_discussions: Optional[Path] = typer.Option(
+    reference_discussions: Path | None = typer.Option(
         None, "--reference-discussions", help="Check the final solution for contamination against these "
         "discussions (JSON list, or text separated by '---' lines). Off by default."),
     json_out: bool = typer.Option(False, "--json"),
-    db: Optional[str] = DbOpt,
+    db: str | None = DbOpt,
 ) -> None:
     """Start a run and drive it to the end."""
     from engine.config.references import read_reference_discussions, with_contamination_check
@@ -166,7 +166,7 @@ def start(
 
 
 @app.command()
-def resume(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
+def resume(run_id: str, json_out: bool = typer.Option(False, "--json"), db: str | None = DbOpt) -> None:
     """Continue a stopped, crashed or timed-out run exactly where it stopped."""
     store, _ = _store(db)
     _drive_and_report(store, run_id, json_out=json_out)
@@ -176,7 +176,7 @@ def resume(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Opti
 
 
 @app.command("runs")
-def list_runs(json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
+def list_runs(json_out: bool = typer.Option(False, "--json"), db: str | None = DbOpt) -> None:
     """List the runs in the database."""
     store, _ = _store(db)
     rows = [_state(store, r.run_id).summary() | {"created_at": r.created_at} for r in store.list_runs()
@@ -192,7 +192,7 @@ def list_runs(json_out: bool = typer.Option(False, "--json"), db: Optional[str] 
 
 
 @app.command()
-def status(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
+def status(run_id: str, json_out: bool = typer.Option(False, "--json"), db: str | None = DbOpt) -> None:
     """Where a run stands: phase, best score, time, cost, calls."""
     store, _ = _store(db)
     summary = _state(store, run_id).summary()
@@ -207,8 +207,8 @@ def status(run_id: str, json_out: bool = typer.Option(False, "--json"), db: Opti
 
 @app.command("log")
 def show_log(run_id: str, follow: bool = typer.Option(False, "--follow", "-f"),
-             type_: Optional[str] = typer.Option(None, "--type", help="Only events of this type."),
-             json_out: bool = typer.Option(False, "--json"), db: Optional[str] = DbOpt) -> None:
+             type_: str | None = typer.Option(None, "--type", help="Only events of this type."),
+             json_out: bool = typer.Option(False, "--json"), db: str | None = DbOpt) -> None:
     """Print a run's events (optionally following new ones)."""
     store, _ = _store(db)
     store.get_run(run_id)
@@ -235,7 +235,7 @@ def show_log(run_id: str, follow: bool = typer.Option(False, "--follow", "-f"),
 
 
 @app.command()
-def verify(run_id: str, db: Optional[str] = DbOpt) -> None:
+def verify(run_id: str, db: str | None = DbOpt) -> None:
     """Check the hash chain: every stored byte as it was sealed."""
     store, _ = _store(db)
     problem = store.verify_chain(run_id)
@@ -265,8 +265,8 @@ def _print_sandbox_audit(store: Any, run_id: str) -> None:
 
 
 @app.command()
-def replay(run_id: str, against: Optional[Path] = typer.Option(None, "--against", help="A stored export (JSONL)."),
-           db: Optional[str] = DbOpt) -> None:
+def replay(run_id: str, against: Path | None = typer.Option(None, "--against", help="A stored export (JSONL)."),
+           db: str | None = DbOpt) -> None:
     """Re-derive every decision from the recorded inputs; name the first divergence."""
     from engine.run.replayer import replay_log
 
@@ -288,7 +288,7 @@ def replay(run_id: str, against: Optional[Path] = typer.Option(None, "--against"
 
 
 @app.command()
-def export(run_id: str, output: Path = typer.Option(..., "-o", "--output"), db: Optional[str] = DbOpt) -> None:
+def export(run_id: str, output: Path = typer.Option(..., "-o", "--output"), db: str | None = DbOpt) -> None:
     """Write a run's log as JSON Lines."""
     store, _ = _store(db)
     with open(output, "w", encoding="utf-8") as fh:
@@ -297,7 +297,7 @@ def export(run_id: str, output: Path = typer.Option(..., "-o", "--output"), db: 
 
 
 @app.command("import")
-def import_(source: Path, db: Optional[str] = DbOpt) -> None:
+def import_(source: Path, db: str | None = DbOpt) -> None:
     """Load a run exported with `engine export` (the hash chain is checked)."""
     if not source.is_file():
         raise UsageError(f"{source}: no such file")

@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -110,18 +110,18 @@ def _print_report(report: GradeReport) -> None:
 
 
 def grade_cmd(
-    run_id: Annotated[Optional[str], typer.Argument(
+    run_id: Annotated[str | None, typer.Argument(
         help="Grade the final submission of this run (instead of --task/--submission).")] = None,
-    task: Annotated[Optional[str], typer.Option(
+    task: Annotated[str | None, typer.Option(
         "--task", "-t", help="Bundled task name or task directory.")] = None,
-    submission: Annotated[Optional[Path], typer.Option(
+    submission: Annotated[Path | None, typer.Option(
         "--submission", "-s", help="The submission CSV to grade.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    output: Annotated[Optional[Path], typer.Option(
+    output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Also write the report as JSON to this file.")] = None,
-    db: Annotated[Optional[str], typer.Option(
+    db: Annotated[str | None, typer.Option(
         "--db", help="Event database, for RUN_ID (default $ENGINE_DB or ./engine-runs/engine.db).")] = None,
-    tasks_dir_opt: Annotated[Optional[Path], typer.Option(
+    tasks_dir_opt: Annotated[Path | None, typer.Option(
         "--tasks-dir", help="Where bundled tasks are prepared (default $ENGINE_TASKS_DIR or "
                             "./engine-runs/tasks).")] = None,
 ) -> None:

@@ -20,7 +20,8 @@ checks its credentials itself (the offline ``builtin`` backend needs none).
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import ValidationError
 

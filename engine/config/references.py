@@ -15,8 +15,9 @@ the discussions separated by lines holding only ``---``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from engine.config.validate import InputError
 

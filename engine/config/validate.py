@@ -50,7 +50,7 @@ def task_spec_problems(spec: str) -> list[str]:
         loaded = load_task(path)
     except TaskError as exc:
         return [f"--task {spec}: {exc}"]
-    problems = [p for p in task_problems(loaded.description, data_dir=Path(loaded.public_dir))]
+    problems = list(task_problems(loaded.description, data_dir=Path(loaded.public_dir)))
     return [f"--task {spec}: {p}" for p in problems]
 
 

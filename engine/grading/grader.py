@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from events.domain import MetricDirection
+from engine.grading.mlebench import grade_with_mlebench, mlebench_competition
+from engine.grading.report import GradeReport
 from engine.tasks.leaderboard import at_least, strictly_better
 from engine.tasks.metrics import SubmissionError, metric_info, score_predictions
 from engine.tasks.model import LoadedTask, TaskError, label_str
-from engine.grading.mlebench import grade_with_mlebench, mlebench_competition
-from engine.grading.report import GradeReport
+from events.domain import MetricDirection
 
 _EXAMPLES = 3  # how many offending ids a reason quotes
 

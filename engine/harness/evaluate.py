@@ -10,6 +10,15 @@ from enum import Enum
 
 import structlog
 
+from engine.harness.environment import build_execution_env
+from engine.harness.output import DEFAULT_OUTPUT_LIMIT_BYTES
+from engine.harness.process import KILL_GRACE_SECONDS, ProcessOutcome, run_process
+from engine.harness.results import build_evaluation_result, rejected_result
+from engine.harness.script import ScriptRejected, write_code
+from engine.harness.workdir import clean_output_directory, prepare_evaluation_directory, setup_working_directory
+from engine.sandbox import Sandbox
+from engine.sandbox.modes import resolve_mode
+from engine.sandbox.policy import evaluation_policy, private_answers_of
 from events.domain import (
     EvaluationResult,
     MetricDirection,
@@ -18,17 +27,6 @@ from events.domain import (
     TaskDescription,
 )
 from events.score import Score, usable
-
-from engine.sandbox import Sandbox
-from engine.sandbox.modes import resolve_mode
-from engine.sandbox.policy import evaluation_policy, private_answers_of
-
-from engine.harness.environment import build_execution_env
-from engine.harness.output import DEFAULT_OUTPUT_LIMIT_BYTES
-from engine.harness.process import KILL_GRACE_SECONDS, ProcessOutcome, run_process
-from engine.harness.results import build_evaluation_result, rejected_result
-from engine.harness.script import ScriptRejected, write_code
-from engine.harness.workdir import clean_output_directory, prepare_evaluation_directory, setup_working_directory
 
 log = structlog.get_logger(__name__)
 

@@ -14,16 +14,15 @@ from typing import Any
 
 import structlog
 
-from events.core import EvaluationCompleted, EvaluationRequested
-from events.domain import EvaluationResult
-from events.sandbox import SandboxLimits, SandboxMode, SandboxPolicy
-from engine.sandbox import Sandbox, evaluation_policy, private_answers_of
-
 from engine.harness.environment import build_execution_env
 from engine.harness.evaluate import evaluate_code
 from engine.harness.process import KILL_GRACE_SECONDS
 from engine.harness.submission import SUBMISSION_FILENAME, check_submission
 from engine.harness.workdir import InputMode, prepare_evaluation_directory, remove_tree, safe_dir_name
+from engine.sandbox import Sandbox, evaluation_policy, private_answers_of
+from events.core import EvaluationCompleted, EvaluationRequested
+from events.domain import EvaluationResult
+from events.sandbox import SandboxLimits, SandboxMode, SandboxPolicy
 
 log = structlog.get_logger(__name__)
 

@@ -14,12 +14,11 @@ import anyio
 import structlog
 from anyio.abc import ByteReceiveStream
 
-from events.domain import ExecutionRawResult
-from engine.sandbox import Sandbox
-from engine.sandbox.launcher import LAUNCHER_MARKER
-
 from engine.harness.monitor import TreeMonitor
 from engine.harness.output import DEFAULT_OUTPUT_LIMIT_BYTES, HARNESS_PREFIX, CappedBuffer
+from engine.sandbox import Sandbox
+from engine.sandbox.launcher import LAUNCHER_MARKER
+from events.domain import ExecutionRawResult
 
 log = structlog.get_logger(__name__)
 

@@ -8,9 +8,8 @@ import signal
 
 import structlog
 
-from events.domain import EvaluationResult, ExecutionRawResult
-
 from engine.harness.output import HARNESS_PREFIX
+from events.domain import EvaluationResult, ExecutionRawResult
 
 log = structlog.get_logger(__name__)
 

@@ -53,7 +53,7 @@ def get_submission_info(
     }
 
 
-def _read_csv(path: Path) -> "pd.DataFrame":
+def _read_csv(path: Path) -> pd.DataFrame:
     import pandas as pd  # only when a submission is checked: the driver imports this module early
 
     # Everything as text: ids like "007" or 1.0 vs 1 must compare as written, not as parsed.
@@ -99,7 +99,7 @@ def check_submission(path: str | os.PathLike[str], sample_path: str | os.PathLik
     )
 
 
-def _compare_with_sample(frame: "pd.DataFrame", sample: "pd.DataFrame") -> list[str]:
+def _compare_with_sample(frame: pd.DataFrame, sample: pd.DataFrame) -> list[str]:
     problems: list[str] = []
     expected = [str(c) for c in sample.columns]
     actual = [str(c) for c in frame.columns]

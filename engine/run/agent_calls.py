@@ -15,8 +15,9 @@ Around the backend's ``call`` it owns what is the same for every backend:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import structlog
 

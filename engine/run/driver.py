@@ -17,9 +17,10 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Coroutine
+from typing import Any
 
 import anyio
 import structlog

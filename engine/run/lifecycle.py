@@ -5,19 +5,20 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import anyio
 
-from events.base import NewEvent
-from events.core import EvaluationRequested, RunStarted
-from events.domain import PipelineConfig, TaskDescription
 from engine.agents.base import AgentBackend
 from engine.run.driver import Driver, EngineError, Executors
 from engine.run.strategies import load_strategy
+from events.base import NewEvent
+from events.core import EvaluationRequested, RunStarted
+from events.domain import PipelineConfig, TaskDescription
 from handlers.runtime import Runtime
 from replay.state import PipelineState, fold
 from store.base import RunExists
@@ -35,7 +36,7 @@ class DatabaseUrl(str):
     def exists(self) -> bool:
         return True
 
-    def resolve(self) -> "DatabaseUrl":
+    def resolve(self) -> DatabaseUrl:
         return self
 
     @property

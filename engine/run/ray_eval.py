@@ -33,8 +33,8 @@ def evaluate_on_worker(payload: dict[str, Any], code: str, ctx: Any) -> Evaluati
     CUDA_VISIBLE_DEVICES for the GPUs it granted the task)."""
     import anyio
 
-    from engine.run.driver import effect_trace_path
     from engine.harness.executor import run_evaluation
+    from engine.run.driver import effect_trace_path
 
     request = EvaluationRequested.model_validate(payload)
     path = effect_trace_path(os.path.basename(str(ctx.run_dir)))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from events.base import Envelope
 from engine.run.driver import EngineError
 from engine.run.strategies import load_strategy
+from events.base import Envelope
 from handlers.runtime import Runtime
 from replay.verify import Divergence, verify
 

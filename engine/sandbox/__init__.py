@@ -8,8 +8,6 @@
   (one line naming the package to install) when bwrap is required but unusable.
 """
 
-from events.sandbox import Bind, SandboxLimits, SandboxMode, SandboxNotice, SandboxPolicy, SandboxRequest
-
 from engine.sandbox.audit import SandboxAudit, audit_sandbox
 from engine.sandbox.modes import (
     INSTALL_HINT,
@@ -32,6 +30,7 @@ from engine.sandbox.policy import (
     system_binds,
 )
 from engine.sandbox.sandbox import Sandbox, SandboxError
+from events.sandbox import Bind, SandboxLimits, SandboxMode, SandboxNotice, SandboxPolicy, SandboxRequest
 
 __all__ = [
     "INSTALL_HINT", "Bind", "SandboxAudit", "audit_sandbox", "Sandbox", "SandboxError", "SandboxLimits", "SandboxMode", "SandboxNotice",

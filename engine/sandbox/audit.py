@@ -13,10 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.sandbox.policy import private_answers_of
 from events.base import Envelope
 from events.sandbox import SandboxPolicy
-
-from engine.sandbox.policy import private_answers_of
 
 
 @dataclass
@@ -27,7 +26,7 @@ class SandboxAudit:
     leaking: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # effect → {protected: binds}
     unrecorded: list[str] = field(default_factory=list)
     notices: list[dict[str, Any]] = field(default_factory=list)
-    agents: "SandboxAudit | None" = None  # the same audit over agent calls whose tools ran sandboxed or not
+    agents: SandboxAudit | None = None  # the same audit over agent calls whose tools ran sandboxed or not
     noun: str = "evaluation"
 
     @property

@@ -14,9 +14,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from events.sandbox import Bind, NetworkMode, SandboxLimits, SandboxMode, SandboxPolicy
-
 from engine.sandbox.bwrap import USR_MERGED_DIRS, same_path_bind
+from events.sandbox import Bind, NetworkMode, SandboxLimits, SandboxMode, SandboxPolicy
 
 # Host configuration a program needs to start and behave normally; nothing in it is secret
 # (/etc/shadow and friends are not listed). resolv.conf is added only with host networking.

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import structlog
 
-from events.sandbox import SandboxPolicy
-
 from engine.sandbox.bwrap import bwrap_argv
 from engine.sandbox.launcher import launcher_argv, rlimit_triples
+from events.sandbox import SandboxPolicy
 
 log = structlog.get_logger(__name__)
 

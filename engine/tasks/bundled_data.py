@@ -9,8 +9,8 @@ categoricals, missing values, an imbalanced binary target, five classes, a skewe
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pandas as pd
 from sklearn import datasets as skd

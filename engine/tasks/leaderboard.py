@@ -20,8 +20,8 @@ import math
 
 import pandas as pd
 
-from events.domain import MetricDirection
 from engine.tasks.model import Leaderboard
+from events.domain import MetricDirection
 
 GAP_FRACTIONS = {"median": 0.90, "bronze": 0.97, "silver": 0.99, "gold": 1.00}
 _ROUND = 6  # thresholds are stored rounded so task.json is stable and readable

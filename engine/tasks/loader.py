@@ -21,11 +21,11 @@ from pathlib import Path
 import pandas as pd
 import structlog
 
-from events.domain import DataModality, MetricDirection, TaskDescription, TaskType
 from engine.tasks import layout as lay
 from engine.tasks.leaderboard import from_kaggle_leaderboard
 from engine.tasks.metrics import METRICS, canonical_metric
 from engine.tasks.model import Leaderboard, LoadedTask, TaskError, TaskMeta
+from events.domain import DataModality, MetricDirection, TaskDescription, TaskType
 
 log = structlog.get_logger(__name__)
 

@@ -23,8 +23,8 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
-from events.domain import MetricDirection, TaskType
 from engine.tasks.model import ScoringSpec, TaskError, label_str
+from events.domain import MetricDirection, TaskType
 
 MetricKind = Literal["label", "value", "probability"]
 

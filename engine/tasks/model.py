@@ -79,7 +79,7 @@ class TaskMeta(BaseModel):
     def _label_as_str(cls, value: object) -> object:
         return None if value is None else _label_str(value)
 
-    def overlay(self, other: "TaskMeta") -> "TaskMeta":
+    def overlay(self, other: TaskMeta) -> TaskMeta:
         """``other``'s explicitly set fields win; used to let task.yaml override task.json."""
         merged = {**self.model_dump(exclude_unset=True), **other.model_dump(exclude_unset=True)}
         return TaskMeta.model_validate(merged)  # re-validated, so nested models stay models

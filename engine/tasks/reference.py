@@ -17,9 +17,9 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from events.domain import MetricDirection
 from engine.tasks.metrics import metric_info, positive_class_of, score_predictions, truth_column
 from engine.tasks.model import ScoringSpec, label_str
+from events.domain import MetricDirection
 
 
 def _features(train: pd.DataFrame, test: pd.DataFrame, id_column: str):

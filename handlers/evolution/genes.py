@@ -10,9 +10,9 @@ a pure function of the text.
 from __future__ import annotations
 
 import hashlib
-from random import Random  # pure-ok: the seeded generator type only; the global RNG is never used
 import re
 from dataclasses import dataclass
+from random import Random  # pure-ok: the seeded generator type only; the global RNG is never used
 
 LOCI: tuple[str, ...] = ("DATA", "MODEL", "LOSS", "OPTIMIZER", "REGULARIZATION", "INITIALIZATION",
                          "TRAINING_TRICKS")

@@ -7,8 +7,9 @@ is direction aware: ``score`` when maximising, ``-score`` when minimising; every
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from events.core import SolutionRecorded, SubmissionInfo
 from events.domain import MetricDirection

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from events.core import AgentCallRequested
 from handlers.evolution.genes import LOCI, STUB_BODY, STUB_EXAMPLE, STUB_THRESHOLD

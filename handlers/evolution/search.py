@@ -24,13 +24,13 @@ from typing import Any, Literal
 from events.core import PhaseCompleted, PhaseStarted, SubmissionInfo
 from events.domain import PipelineError, SolutionScript
 from events.evolution import EpochCompleted, EvolutionStopped, FinalNodeSelected, PhaseOneEnded
-from handlers.toolkit import info, warn
 from handlers.evolution.journal import Journal, Node
 from handlers.evolution.profiles import evolve_profiles, seed_profiles
-from handlers.finalization import run_finalization
 from handlers.evolution.steps import SOLUTION_PHASE, Phase, plan_step, run_step
 from handlers.evolution.summary import run_summary
+from handlers.finalization import run_finalization
 from handlers.runtime import Task, Workflow
+from handlers.toolkit import info, warn
 
 Halt = Literal["time_limit", "cost_limit"]
 PhaseOneReason = Literal["target_reached", "budget_exhausted", "time_limit", "cost_limit"]

@@ -13,9 +13,9 @@ length when the decision is made; a node's step for recency is its journal index
 from __future__ import annotations
 
 import math
-from random import Random  # pure-ok: the seeded generator type only; the global RNG is never used
 from collections import Counter
 from dataclasses import dataclass
+from random import Random  # pure-ok: the seeded generator type only; the global RNG is never used
 
 from handlers.evolution.genes import LOCI, is_stub
 from handlers.evolution.journal import Journal, Node

@@ -14,10 +14,10 @@ from typing import Any, Literal
 from events.core import AgentCallCompleted, AgentCallRequested, SolutionEvaluated
 from events.domain import SolutionPhase
 from events.evolution import (
-    Operator,
     DegenerationFixed,
     GenePlanChosen,
     NodeAppended,
+    Operator,
     OperatorDrawn,
     PrimaryParentChosen,
     TargetLocusChosen,
@@ -27,8 +27,13 @@ from handlers.evolution.develop import Outcome, develop, usable_code
 from handlers.evolution.genes import LOCI, parse_genes, select_non_stub_gene
 from handlers.evolution.journal import Journal, Node
 from handlers.evolution.prompts import draft_request, merge_request, mutate_request
-from handlers.evolution.selection import (DegenerationFix, GeneItem, get_primary_parent, pheromone_with_degenerate_check,
-                                          tournament_select)
+from handlers.evolution.selection import (
+    DegenerationFix,
+    GeneItem,
+    get_primary_parent,
+    pheromone_with_degenerate_check,
+    tournament_select,
+)
 from handlers.runtime import Workflow
 
 Phase = Literal["draft", "evolve"]
@@ -78,7 +83,7 @@ def plan_step(wf: Workflow, journal: Journal, *, step: int, phase: Phase, global
         req = draft_request(wf.effect_id(f"{name}/draft"), task_description=task_description,
                             draft_history=history, profile=profiles[profile])
         return StepPlan(step, phase, global_epoch, "draft", profile, req,
-                        gene_sources={locus: me for locus in LOCI})
+                        gene_sources=dict.fromkeys(LOCI, me))
 
     draw = wf.rng(f"{name}/operator").random()
     operator: Operator = "merge" if draw < cfg.merge_ratio else "mutate"

@@ -30,14 +30,14 @@ from events.domain import (
     SolutionPhase,
     SolutionScript,
 )
-from events.score import Score
 from events.phase1 import CandidateEvaluated, CandidatesRanked, MergeDecided, ModelsRetrieved, SafetyCheckApplied
 from events.pipeline import WorkCut
-from handlers.mlestar.bestsofar import rebase_best
-from handlers.toolkit import ask, code_of, past, score_rule, timeout_for, warn
+from events.score import Score
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
+from handlers.mlestar.bestsofar import rebase_best
 from handlers.runtime import Workflow
 from handlers.safety import check_and_fix_leakage, check_data_usage
+from handlers.toolkit import ask, code_of, past, score_rule, timeout_for, warn
 
 
 async def run_phase1(wf: Workflow, *, deadline_s: float | None = None) -> Phase1Result:

@@ -40,11 +40,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
-from events.domain import AgentType, CodeBlock, ExtractorOutput, Phase2Result, PipelineError, SolutionPhase, SolutionScript
-from events.score import Ties
+from events.domain import (
+    AgentType,
+    CodeBlock,
+    ExtractorOutput,
+    Phase2Result,
+    PipelineError,
+    SolutionPhase,
+    SolutionScript,
+)
+from events.phase2 import (
+    AblationSummarized,
+    BlockExtracted,
+    BlockExtractionFailed,
+    BlockMatch,
+    OuterStepCompleted,
+    PathFailed,
+)
 from events.pipeline import WorkCut
-from events.phase2 import BlockMatch, AblationSummarized, BlockExtracted, BlockExtractionFailed, OuterStepCompleted, PathFailed
-from handlers.toolkit import AgentReply, ask, code_of, deadline_of, info, score_rule, warn, with_score
+from events.score import Ties
+from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, evaluate_with_retry
 from handlers.mlestar.phase2_inner import (
     locate_block,
@@ -54,8 +69,8 @@ from handlers.mlestar.phase2_inner import (
     validate_code_block,
 )
 from handlers.prompts import build_request, extract_code_block
-from handlers.deadline import DeadlineReached
 from handlers.runtime import Cancelled, Workflow
+from handlers.toolkit import AgentReply, ask, code_of, deadline_of, info, score_rule, warn, with_score
 
 AUTO_SUMMARY_PREFIX = "[Auto-summary from raw output] "
 RAW_TAIL_CHARS = 2000
@@ -352,7 +367,7 @@ async def run_phase2_path(wf: Workflow, path_index: int, solution: SolutionScrip
         if isinstance(exc, DeadlineReached):
             return partial      # the path ran into its own hard end: it ends here, with what it has
         raise
-    except Exception as exc:  # noqa: BLE001 - isolate the path, keep the reason in the log
+    except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
         pwf.record(PathFailed(path=path_index, error=error, fallback_solution_id=solution.solution_id,
                               fallback_score=score))

@@ -25,7 +25,8 @@ Choices where the specs leave room (digest 06 §8):
 
 from __future__ import annotations
 
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal
 
 from events.core import AgentCallCompleted
 from events.domain import (
@@ -36,12 +37,12 @@ from events.domain import (
     SolutionPhase,
     SolutionScript,
 )
-from events.score import usable
 from events.phase2 import RefinementAttempted
-from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, warn
+from events.score import usable
 from handlers.evaluation import EvalPolicy, evaluate_with_retry
 from handlers.prompts import extract_code_block
 from handlers.runtime import Workflow
+from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, warn
 
 PLANNER_FAILED = "[planner failed]"
 DEADLINE_SKIPPED = "[skipped: deadline reached]"

@@ -33,7 +33,7 @@ Decisions where the specs leave room (each is tested):
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
 from events.domain import (
@@ -43,12 +43,12 @@ from events.domain import (
     SolutionPhase,
     SolutionScript,
 )
-from events.score import Score, Ties, usable
 from events.phase3 import EnsemblePlanned, EnsembleRoundCompleted, EnsembleSelected, Phase3Outcome, RoundStatus
-from handlers.toolkit import ask, code_of, info, past, score_rule, timeout_for, warn, with_score
+from events.score import Score, Ties, usable
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.runtime import Workflow
+from handlers.toolkit import ask, code_of, info, past, score_rule, timeout_for, warn, with_score
 
 PLANNER_FAILED = "[ens_planner failed]"                 # REQ-P3-031
 DEADLINE_PLAN = "[skipped: phase 3 deadline reached]"

@@ -13,8 +13,9 @@ The ledger keeps each phase's driven start/end time and spend (REQ-OR-037/038).
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Coroutine
+from typing import Any
 
 from events.core import Note, PhaseCompleted, PhaseStarted
 from events.domain import PipelineError
@@ -184,7 +185,7 @@ class PhaseRace:
                 return self._end(Outcome(self.phase, TIMED_OUT, error=str(exc)))
             except PipelineError as exc:
                 return self._end(Outcome(self.phase, FAILED, error=str(exc), diagnostics=dict(exc.diagnostics)))
-            except Exception as exc:  # noqa: BLE001 - REQ-OR-022/043: a failing phase never ends the run
+            except Exception as exc:
                 return self._end(Outcome(self.phase, FAILED, error=f"{type(exc).__name__}: {exc}",
                                          diagnostics={"kind": "handler_error"}))
             return self._end(Outcome(self.phase, COMPLETED, value=value))
@@ -202,7 +203,7 @@ class PhaseRace:
         self.wf.cancel(self.task, reason)
         try:
             await self.task
-        except Exception:  # noqa: BLE001 - the cancellation (or whatever the phase raised while unwinding)
+        except Exception:
             pass
 
     def _end(self, outcome: Outcome) -> Outcome:

@@ -43,30 +43,31 @@ Choices where the specs pull apart:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from events.domain import (
+    EnsembleAttempt,
     FinalResult,
     Phase1Result,
     Phase2Result,
-    EnsembleAttempt,
     Phase3Result,
     PipelineError,
     SolutionScript,
 )
-from events.score import Ties
 from events.pipeline import DeadlineHit, FallbackUsed, FinalizeNow, PhaseSkipped, WorkCut
-from handlers.mlestar.bestsofar import best_so_far, track_best
-from handlers.toolkit import score_rule, warn
+from events.score import Ties
+from handlers.deadline import Deadline, DeadlineReached
 from handlers.finalization import run_finalization
+from handlers.mlestar.bestsofar import best_so_far, track_best
 from handlers.mlestar.phase1 import post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
 from handlers.mlestar.phaserun import BUDGET, COMPLETED, Ledger, Limits, Outcome, PhaseRace
 from handlers.runtime import Workflow
-from handlers.deadline import Deadline, DeadlineReached
 from handlers.timebudget import FINALIZATION, TimePlan, Window
+from handlers.toolkit import score_rule, warn
 
 # Phases whose handlers record their own PhaseStarted and (on success) PhaseCompleted, and the
 # name they record them under (finalization brackets itself as "final", its scope). Phase 2 is

@@ -7,8 +7,9 @@ A failed evaluation's score (``None``) renders as ``N/A (evaluation failed)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 FAILED_SCORE = "N/A (evaluation failed)"
 

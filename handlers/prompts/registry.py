@@ -7,7 +7,7 @@ leakage has "detection" (default) and "correction"; test has its default (Fig 25
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from events.agents import VARIANT_ALIASES
 from events.domain import AgentType

@@ -7,7 +7,8 @@ analysis never have to parse prompts back.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from events.agents import agent_config_for
 from events.core import AgentCallRequested

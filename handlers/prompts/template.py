@@ -33,7 +33,7 @@ class PromptTemplate(BaseModel):
     derive: str | None = None  # name of a DERIVATIONS entry producing extra placeholder values
 
     @model_validator(mode="after")
-    def _placeholders_declared(self) -> "PromptTemplate":
+    def _placeholders_declared(self) -> PromptTemplate:
         # A declared variable that appears nowhere is almost always a typo in the template.
         if self.derive is not None and self.derive not in DERIVATIONS:
             raise ValueError(f"unknown derivation {self.derive!r}")

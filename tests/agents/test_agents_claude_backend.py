@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from tests.agents.conftest import SECRET_KEY
 from engine.agents.claude.backend import ClaudeBackend
 from engine.agents.errors import BackendUnavailable
 from events.agents import build_default_agent_configs
 from events.core import AgentCallCompleted, AgentCallFailed
 from events.domain import ExtractorOutput, PipelineConfig, RetrieverOutput
 from handlers.prompts import build_request
+from tests.agents.conftest import SECRET_KEY
 
 pytestmark = pytest.mark.anyio
 

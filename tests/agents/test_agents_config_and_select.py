@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents.errors import BackendUnavailable
 from engine.agents.bash_policy import BashPolicy
 from engine.agents.claude.hooks import CallHooks
+from engine.agents.errors import BackendUnavailable
 from engine.agents.retry import classify_error_result, classify_exception
 from engine.agents.secrets import REDACTED, Redactor, detect_credentials
 from engine.agents.select import make_backend, select_backend

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from engine.audit.runlog import AuditError, from_envelopes
 from engine.audit.lineage import build_lineage, retrieved_models
+from engine.audit.runlog import AuditError, from_envelopes
 from events.base import NewEvent
 from events.core import RunCompleted, RunStarted, SolutionEvaluated, SolutionRecorded
 from events.domain import PipelineConfig, RetrievedModel, solution_id_of

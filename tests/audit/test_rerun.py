@@ -7,8 +7,8 @@ import secrets
 
 import pytest
 
-from engine.audit.runlog import kind_of
 from engine.audit.rerun import compare_decisions, decisions
+from engine.audit.runlog import kind_of
 from store.sqlite import SQLiteEventStore
 from tests.audit.helpers import ECHO_AGENT, TOY_TASK, engine, write_threshold_strategy
 

@@ -14,12 +14,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from datasets import make_task  # noqa: E402
+from datasets import make_task
 
-from engine.agents.base import AgentContext  # noqa: E402
-from engine.agents.builtin import BuiltinBackend  # noqa: E402
-from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested  # noqa: E402
-from events.domain import PipelineConfig  # noqa: E402
+from engine.agents.base import AgentContext
+from engine.agents.builtin import BuiltinBackend
+from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
+from events.domain import PipelineConfig
 
 SCORE_RE = re.compile(r"Final Validation Performance:\s*([-+\d.eE]+)")
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from conftest import Env
 from sklearn.metrics import log_loss
 
-from conftest import Env
 from engine.agents.builtin.catalog import PREFERENCE, retrieval_order
 from engine.agents.builtin.render import render_section
 from engine.agents.builtin.spec import parse_spec, section_block

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from engine.agents.builtin.catalog import PREFERENCE
-
 from events.core import AgentCallCompleted
 from events.domain import ExtractorOutput, LeakageDetectionOutput, RetrieverOutput
 

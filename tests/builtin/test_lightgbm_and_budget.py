@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.agents.builtin.search_rows import MIN_SEARCH_ROWS, search_rows
 from engine.agents.builtin.catalog import FAMILIES, PREFERENCE, family_for_name
+from engine.agents.builtin.search_rows import MIN_SEARCH_ROWS, search_rows
 from engine.agents.builtin.spec import parse_spec
 from events.domain import PipelineConfig, RetrieverOutput
 

@@ -67,7 +67,7 @@ def test_planner_is_a_search_over_history(binary):
 
 def test_planner_continues_a_direction_that_paid_off(regression):
     script = _solution(regression)
-    block = [b for b in [script[script.index("# [SECTION: MODEL]"):script.index("# [SECTION: LOSS]")].strip()]][0]
+    block = script[script.index("# [SECTION: MODEL]"):script.index("# [SECTION: LOSS]")].strip()
     plan_up = ("[builtin-changes: {\"random_forest.n_estimators\": 500}]")
     nxt = regression.ok("planner", code_block=block, plans=[plan_up], scores=[0.5]).text
     assert '"random_forest.n_estimators": 800' in nxt

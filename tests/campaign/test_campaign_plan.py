@@ -7,12 +7,11 @@ import os
 
 import pytest
 
-from engine.run import lifecycle as runs_mod
 from engine.campaign.plan import CampaignError, CampaignRequest, parse_seeds, run_id_for, same_plan, split_list
 from engine.campaign.stream import fold_campaign, stream_id
+from engine.run import lifecycle as runs_mod
 from events.base import NewEvent
-from events.campaign import (CampaignAttemptFailed, CampaignCell, CampaignRunCreated, CampaignRunEnded,
-                             CampaignStarted)
+from events.campaign import CampaignAttemptFailed, CampaignCell, CampaignRunCreated, CampaignRunEnded, CampaignStarted
 from tests.core.helpers import engine_env, run_engine
 
 

@@ -10,13 +10,12 @@ import re
 
 import pytest
 
-from engine.run import lifecycle as runs_mod
+from engine.campaign.stream import fold_campaign, stream_id
 from engine.campaign.tally import build_report, mean_and_se, report_json
 from engine.campaign.tally_html import render_html
-from engine.campaign.stream import fold_campaign, stream_id
+from engine.run import lifecycle as runs_mod
 from events.base import NewEvent
-from events.campaign import (CampaignAttemptFailed, CampaignCell, CampaignRunCreated, CampaignRunEnded,
-                             CampaignStarted)
+from events.campaign import CampaignAttemptFailed, CampaignCell, CampaignRunCreated, CampaignRunEnded, CampaignStarted
 from tests.core.helpers import engine_env, run_engine
 
 SCRIPTED = "tests.pipeline.scripted_agent:ScriptedBackend"

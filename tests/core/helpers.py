@@ -94,7 +94,7 @@ def count_results(db: Path, run_id: str) -> int:
         return 0
     try:
         return sum(1 for env in read_log(db, run_id) if env.type in RESULT_TYPES)
-    except Exception:  # noqa: BLE001 - the run may not be created yet
+    except Exception:
         return 0
 
 

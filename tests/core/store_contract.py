@@ -20,8 +20,9 @@ import multiprocessing
 import os
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import pytest
 

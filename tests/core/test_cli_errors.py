@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from store.sqlite import SQLiteEventStore
-
 from tests.core.helpers import TOY_AGENT, TOY_STRATEGY, assert_no_traceback, engine_env, run_engine, start_toy
 
 

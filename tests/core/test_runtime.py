@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from events.base import NewEvent
-from events.core import AgentCallCompleted, AgentCallRequested, EffectCancelled, Note, RunCompleted, RunFailed, RunStarted
+from events.core import (
+    AgentCallCompleted,
+    AgentCallRequested,
+    EffectCancelled,
+    Note,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+)
 from events.domain import PipelineError, TaskDescription
 from handlers.runtime import Cancelled, Runtime, Workflow, run_sync
 from tests.toy import strategy as toy
@@ -69,7 +77,7 @@ def test_same_inputs_same_decisions() -> None:
 def test_decisions_depend_on_result_order_only_through_inputs() -> None:
     """Feeding the same results in another order is another input sequence: each run is still
     reproducible for its own order."""
-    rev = lambda pending: list(reversed(pending))  # noqa: E731
+    rev = lambda pending: list(reversed(pending))
     assert dumped(drive(toy.main, order=rev)) == dumped(drive(toy.main, order=rev))
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from events.base import Envelope
 from replay.state import RESULT_TYPES, fold
@@ -47,7 +48,7 @@ class Recipe:
 
 
 def volatile(key: str) -> bool:
-    return key.endswith("_s") or key.endswith("_seconds") or key in ("duration_summary", "recorded_at")
+    return key.endswith(("_s", "_seconds")) or key in ("duration_summary", "recorded_at")
 
 
 def strip(value: Any, root: str) -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-
 from tests.crash.harness import Recipe, kill_and_resume
 
 

@@ -18,8 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.crash.harness import (Recipe, comparable_decisions, final_result, inner_loop_while_other_path_ablates,
-                                 kill_and_resume, run_reference, sample_points)
+from tests.crash.harness import (
+    Recipe,
+    comparable_decisions,
+    final_result,
+    inner_loop_while_other_path_ablates,
+    kill_and_resume,
+    run_reference,
+    sample_points,
+)
 
 RECIPE = Recipe(task="wine", agent="tests.crash.scripted:FastBackend", settings=("ensemble_rounds=2",), seed=5)
 PER_PHASE = {"phase1": 2, "phase2": 2, "phase3": 2, "final": 2}

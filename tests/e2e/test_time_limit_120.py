@@ -45,7 +45,7 @@ def test_REQ_OR_024_026_time_limit_120_phase3_gets_each_paths_own_best_and_runs_
     assert wall_s <= 1.5 * LIMIT_S + 20, f"the run took {wall_s:.0f} s of wall time"
 
     events = events_of(db, "P")
-    of = lambda kind: [e for e in events if e["type"] == kind]  # noqa: E731
+    of = lambda kind: [e for e in events if e["type"] == kind]
     config = of("RunStarted")[0]["payload"]["config"]
     assert config["num_parallel_solutions"] == L and config["time_limit_seconds"] == LIMIT_S
 

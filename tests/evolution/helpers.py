@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from events.domain import MetricDirection, PipelineConfig
 from events.evolution import NodeAppended
@@ -27,7 +28,7 @@ def add_node(journal: Journal, node_id: str, score: float | None, bodies: dict[s
                          phase="draft" if operator == "draft" else "evolve", global_epoch=1, operator=operator,
                          profile=0, solution_id=f"sol-{node_id}", parents=parents,
                          primary_parent=parents[0] if parents else None,
-                         gene_sources={locus: node_id for locus in LOCI}, gene_ids=genes.gene_ids(),
+                         gene_sources=dict.fromkeys(LOCI, node_id), gene_ids=genes.gene_ids(),
                          stub_loci=genes.stub_loci(), genes_valid=genes.valid, score=score, dead=dead,
                          is_buggy=buggy, valid=valid and not dead and not buggy, debug_attempts=0,
                          approach_tag=approach_tag)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested, EvaluationRequested
 from events.domain import EvaluationResult
@@ -121,7 +122,7 @@ class World:
                 code = code.replace("# NO_SCORE", "")
                 genes = parse_genes(code)
                 if not genes.valid:  # restore the missing markers with zero genes
-                    code = make_code("fixed", {k: 0.0 for k in ("DATA",)}, markers=LOCI)
+                    code = make_code("fixed", dict.fromkeys(("DATA",), 0.0), markers=LOCI)
             return fenced(code)
         if t == "review":
             step = step_of(req)

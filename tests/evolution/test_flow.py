@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from events.core import AgentCallCompleted, AgentCallRequested, EvaluationCompleted, Note, PhaseStarted, SubmissionInfo
-from events.evolution import (EpochCompleted, EvolutionStopped, FinalNodeSelected, NodeAppended, OperatorDrawn,
-                              PhaseOneEnded)
+from events.evolution import (
+    EpochCompleted,
+    EvolutionStopped,
+    FinalNodeSelected,
+    NodeAppended,
+    OperatorDrawn,
+    PhaseOneEnded,
+)
 from events.phase3 import FinalizationFellBack, SubmissionProduced
 from handlers.evolution import main
 from handlers.evolution.search import phase1_log_line

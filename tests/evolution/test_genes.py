@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from handlers.evolution.genes import (LOCI, STUB_THRESHOLD, gene_id, is_stub, parse_genes, select_non_stub_gene,
-                                      structure_error, validate_genes)
+from handlers.evolution.genes import (
+    LOCI,
+    STUB_THRESHOLD,
+    gene_id,
+    is_stub,
+    parse_genes,
+    select_non_stub_gene,
+    structure_error,
+    validate_genes,
+)
 from tests.evolution.helpers import code_from, long
 
 
@@ -65,7 +74,7 @@ def test_select_non_stub_gene_falls_back_to_any_locus_when_all_are_stubs():
 @given(st.dictionaries(st.sampled_from(LOCI), st.text(alphabet="abc xyz=", max_size=40)), st.integers(0, 10**6))
 def test_select_non_stub_gene_property(bodies, seed):
     bodies = {k: v.replace("#", "") for k, v in bodies.items()}
-    genes = parse_genes(code_from({k: v for k, v in bodies.items()}))
+    genes = parse_genes(code_from(dict(bodies.items())))
     locus, candidates, all_stubs = select_non_stub_gene(genes, random.Random(seed))
     non_stub = [lc for lc in LOCI if len(genes.bodies[lc].strip()) >= STUB_THRESHOLD]
     assert locus in candidates

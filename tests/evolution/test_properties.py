@@ -10,15 +10,17 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from events.core import RunCompleted, RunFailed
-from events.evolution import (EpochCompleted, EvolutionStopped, NodeAppended, OperatorDrawn, PhaseOneEnded)
+from events.evolution import EpochCompleted, EvolutionStopped, NodeAppended, OperatorDrawn, PhaseOneEnded
 from handlers.evolution import main
 from handlers.evolution.genes import LOCI
 from handlers.runtime import run_sync
 from tests.evolution.helpers import journal_of, run_world
-from tests.evolution.scripted import LOCI as _L, World
+from tests.evolution.scripted import LOCI as _L
+from tests.evolution.scripted import World
 
 OUTCOMES = {
     "ok": {}, "bug1": {"bugs": 1}, "bug2": {"bugs": 2}, "dead": {"bugs": 3}, "nocode": {"nocode": True},

@@ -10,8 +10,15 @@ import pytest
 from events.domain import MetricDirection
 from handlers.evolution.genes import LOCI
 from handlers.evolution.journal import Journal
-from handlers.evolution.selection import (content_sources, gene_pools, get_primary_parent, pheromone_with_degenerate_check,
-                                          pheromones, select_gene_plan, tournament_select)
+from handlers.evolution.selection import (
+    content_sources,
+    gene_pools,
+    get_primary_parent,
+    pheromone_with_degenerate_check,
+    pheromones,
+    select_gene_plan,
+    tournament_select,
+)
 from tests.evolution.helpers import add_node, long
 
 
@@ -69,7 +76,7 @@ def test_degeneration_check_replaces_the_dominant_source_and_keeps_two_parents()
     assert {item.source for item in naive.values()} == {"A"}          # top-1 degenerates to a copy
     plan, fix = pheromone_with_degenerate_check(j)
     assert fix is not None and fix.dominant == "A"
-    assert fix.before == {locus: "A" for locus in LOCI}
+    assert fix.before == dict.fromkeys(LOCI, "A")
     assert fix.restored is not None and plan[fix.restored].source == "A"
     assert sorted({item.source for item in plan.values()}) == ["A", "B"]
     assert len(fix.replaced) == 6 and fix.after[fix.restored] == "A"

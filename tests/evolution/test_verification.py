@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from engine.config.presets import build_config
 from events.core import AgentCallRequested, EvaluationRequested, Note, SolutionRecorded
 from events.domain import PipelineConfig
-from events.evolution import (DebugAttempted, EpochCompleted, GenePlanChosen, NodeAppended, OperatorDrawn,
-                              PhaseOneEnded, PrimaryParentChosen, ProfilesEvolved, TargetLocusChosen,
-                              TournamentHeld)
-from engine.config.presets import build_config
+from events.evolution import (
+    DebugAttempted,
+    EpochCompleted,
+    GenePlanChosen,
+    NodeAppended,
+    OperatorDrawn,
+    PhaseOneEnded,
+    PrimaryParentChosen,
+    ProfilesEvolved,
+    TargetLocusChosen,
+    TournamentHeld,
+)
 from handlers.evolution.genes import LOCI
 from handlers.evolution.profiles import seed_profiles
 from tests.evolution.helpers import journal_of, run_world

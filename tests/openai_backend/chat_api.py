@@ -20,9 +20,10 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Sequence
+from typing import Any
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",
                429: "rate_limit_exceeded", 500: "server_error", 503: "server_error"}
@@ -130,7 +131,7 @@ class ChatAPIStandIn:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def __enter__(self) -> "ChatAPIStandIn":
+    def __enter__(self) -> ChatAPIStandIn:
         self._thread.start()
         return self
 
@@ -172,7 +173,7 @@ class ChatAPIStandIn:
                     return False
                 return True
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if not self._authorised():
                     return
                 if self.path.rstrip("/") == "/v1/models":
@@ -181,7 +182,7 @@ class ChatAPIStandIn:
                     return
                 self._error(404, f"the stand-in does not serve {self.path}")
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")

@@ -142,7 +142,7 @@ def test_tool_calls_run_in_the_work_dir_streamed_or_not(task, tmp_path, stand_in
     assert answers[1].startswith("refused:")
     assert result.usage["tool_calls"] == ["run_command", "read_file"] and result.usage["num_turns"] == 2
     assert all(ex.stream is (stream == "1") for ex in api.chat_calls())
-    assert {t for t in api.chat_calls()[0].tool_names} == {"list_files", "read_file", "run_command"}
+    assert set(api.chat_calls()[0].tool_names) == {"list_files", "read_file", "run_command"}
 
 
 def test_an_endpoint_without_tools_gets_none(task, tmp_path, stand_in):

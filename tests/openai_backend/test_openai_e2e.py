@@ -6,15 +6,16 @@ engine's real prompts with real scikit-learn scripts (canned_chat.py). REQ-OR-00
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from engine.tasks import resolve_task
 from tests.openai_backend.canned_chat import CannedChatModel
 from tests.openai_backend.chat_api import ChatAPIStandIn
-from tests.openai_backend.evolve_model import EvolutionAnswers
 from tests.openai_backend.conftest import FAKE_KEY, PRICES, engine, engine_env, events, summary_of
+from tests.openai_backend.evolve_model import EvolutionAnswers
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,8 @@ containing `raise` fails. Evaluation answers from that, exactly as a real run wo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested, EvaluationRequested
 from events.domain import EvaluationResult

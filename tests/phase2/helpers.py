@@ -9,7 +9,8 @@ variables), never from call order, so answers do not depend on how effects inter
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested, EvaluationRequested
 from events.domain import EvaluationResult, PipelineConfig, SolutionPhase, SolutionScript

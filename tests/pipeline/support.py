@@ -10,8 +10,9 @@ finishes at its ``at_elapsed_s``. That is how the real driver behaves, in a few 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from events.core import (
     AgentCallCompleted,
@@ -33,7 +34,7 @@ from events.domain import (
 )
 from handlers.mlestar.pipeline import Phases, run_mle_star
 from handlers.runtime import Workflow
-from tests.support.sim import SimRun, ok_result, simulate_clock  # noqa: F401 (re-exported)
+from tests.support.sim import SimRun, ok_result, simulate_clock
 
 Durations = Callable[[Any], float | None]
 

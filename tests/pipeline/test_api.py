@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from engine import api
+from engine.config.validate import InputError
 from events.domain import (
     DataModality,
     FinalResult,
@@ -17,8 +19,6 @@ from events.domain import (
     TaskDescription,
     TaskType,
 )
-from engine import api
-from engine.config.validate import InputError
 from store.sqlite import SQLiteEventStore
 
 AGENT = "tests.pipeline.scripted_agent:ScriptedBackend"

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from events.core import AgentCallRequested, EvaluationRequested, PhaseCompleted
 from events.domain import FinalResult, PipelineConfig
-from events.pipeline import DeadlineHit, PhaseBudgetAllocated, WorkCut
 from events.phase2 import OuterStepCompleted
+from events.pipeline import DeadlineHit, PhaseBudgetAllocated, WorkCut
 from handlers.mlestar.pipeline import main
 from handlers.timebudget import TimePlan
 from tests.pipeline import scripted_agent as sa

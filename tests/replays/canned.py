@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 SCORE_PHRASE = "Final Validation Performance"
 MODELS = (("LightGBM gradient boosting", 0.82), ("Random forest", 0.80), ("Logistic regression", 0.78))

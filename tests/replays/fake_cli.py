@@ -27,9 +27,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import tests.fake_claude.fake_claude as protocol  # noqa: E402
+from engine.agents.preflight import PREFLIGHT_PROMPT  # noqa: E402
 from handlers.prompts.registry import ALL_TEMPLATES  # noqa: E402
 from tests.replays import canned  # noqa: E402
-from engine.agents.preflight import PREFLIGHT_PROMPT  # noqa: E402
 
 
 def _pattern(template: Any, tail: bool) -> tuple[re.Pattern[str], dict[str, str]]:

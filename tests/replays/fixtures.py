@@ -11,9 +11,10 @@ that an old log still loads and replays through the upcaster (issue item 3).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from events.base import GENESIS_HASH, Envelope, canonical_json, chain_hash
 

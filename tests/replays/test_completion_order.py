@@ -13,7 +13,7 @@ last bits of float cost sums (see ``timeless``).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pytest
@@ -50,7 +50,7 @@ class Recorded:
         return self.evaluations[request.effect_id]
 
 
-@lru_cache(maxsize=None)
+@cache
 def recorded(name: str) -> Recorded:
     return Recorded(name)
 
@@ -63,7 +63,7 @@ def timeless(value: Any, key: str = "") -> Any:
     """
     if isinstance(value, dict):
         return {k: timeless(v, k) for k, v in value.items()
-                if not (k.endswith("_s") or k.endswith("_seconds") or k in ("duration_summary", "elapsed"))}
+                if not (k.endswith(("_s", "_seconds")) or k in ("duration_summary", "elapsed"))}
     if isinstance(value, list):
         return [timeless(v) for v in value]
     if isinstance(value, float) and "cost" in key:

@@ -10,20 +10,20 @@ divergence whose seq lies in that phase's scope, with a readable ``describe()``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-
-from engine.run.replayer import replay_log
-from events.base import Envelope
-from events.score import Score
-from tests.replays.fixtures import BY_NAME, read_fixture
 
 import handlers.evolution.steps as evo_steps
 import handlers.finalization as finalization
 import handlers.mlestar.phase1 as phase1
 import handlers.mlestar.phase2_inner as phase2_inner
 import handlers.mlestar.phase3 as phase3
+from engine.run.replayer import replay_log
+from events.base import Envelope
+from events.score import Score
+from tests.replays.fixtures import BY_NAME, read_fixture
 
 
 def _rank_reversed(orig: Callable) -> Callable:

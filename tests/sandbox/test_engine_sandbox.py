@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 from tests.audit.helpers import ECHO_AGENT, REPO, engine
-
 from tests.sandbox.conftest import ANSWER
 
 STRATEGY = "tests.sandbox.attack_strategy:main"

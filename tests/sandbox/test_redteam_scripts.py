@@ -17,7 +17,6 @@ import pytest
 from engine.harness.executor import EvalContext, eval_dir_for, run_evaluation
 from events.core import EvaluationCompleted, EvaluationRequested
 from events.sandbox import SandboxLimits
-
 from tests.sandbox.conftest import ANSWER, sandbox_survivors
 
 SECRET = ANSWER.splitlines()[1]
@@ -162,7 +161,7 @@ def test_a_tcp_connection_to_a_loopback_port_fails(world):
         while not stop.is_set():
             try:
                 accepted.append(server.accept())
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
 
     thread = threading.Thread(target=accept, daemon=True)
@@ -335,8 +334,7 @@ def test_the_library_evaluate_solution_sandboxes_by_default(world, tmp_path, san
     way a run does: the task data readable at ./input, the private answers out of reach, no
     network; `sandbox="none"` is the explicit way out."""
     from engine.harness import evaluate_solution
-    from events.domain import (DataModality, MetricDirection, PipelineConfig, SolutionScript, TaskDescription,
-                               TaskType)
+    from events.domain import DataModality, MetricDirection, PipelineConfig, SolutionScript, TaskDescription, TaskType
 
     task = TaskDescription(competition_id="toy", task_type=TaskType.classification, data_modality=DataModality.tabular,
                            evaluation_metric="accuracy", metric_direction=MetricDirection.maximize,

@@ -23,7 +23,7 @@ def _appender(url: str, schema: str, tag: int, start) -> None:
     """Append PER_RUN events to every run, in batches of 1-3, round-robin, retrying stale heads."""
     store = PostgresEventStore(url, schema=schema)
     start.wait()
-    done = {run: 0 for run in RUNS}
+    done = dict.fromkeys(RUNS, 0)
     turn = tag
     while any(n < PER_RUN for n in done.values()):
         run = RUNS[turn % len(RUNS)]

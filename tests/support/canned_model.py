@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+
 from engine.agents.preflight import PREFLIGHT_PROMPT
 from tests.replays import canned
 from tests.replays.fake_cli import recognise

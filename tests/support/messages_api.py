@@ -22,9 +22,10 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Sequence
+from typing import Any
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
@@ -173,7 +174,7 @@ class MessagesAPIStandIn:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> "MessagesAPIStandIn":
+    def __enter__(self) -> MessagesAPIStandIn:
         self._thread.start()
         return self
 
@@ -223,17 +224,17 @@ class MessagesAPIStandIn:
                 self._send_json(status, {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"),
                                                                     "message": message}}, extra)
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            def do_GET(self) -> None:
                 api.other_requests.append(f"GET {self.path}")
                 self._error(404, f"the stand-in does not serve {self.path}")
 
-            def do_HEAD(self) -> None:  # noqa: N802
+            def do_HEAD(self) -> None:
                 api.other_requests.append(f"HEAD {self.path}")
                 self.send_response(200)
                 self.send_header("content-length", "0")
                 self.end_headers()
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self._body()
                 key = self.headers.get("x-api-key") or (self.headers.get("authorization") or "").removeprefix("Bearer ")
                 exchange = Exchange(path=self.path, body=body, header_names=sorted(h.lower() for h in self.headers),

@@ -11,12 +11,12 @@ writes (rerun adds a run) takes a private copy with ``copy_run``.
 from __future__ import annotations
 
 import fcntl
-from contextlib import closing
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -9,8 +9,9 @@ scripts; everything else is the real code.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from events.base import Event, NewEvent
 from events.core import (

@@ -8,7 +8,7 @@ influence one another and the same request always gets the same answer.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import structlog
 

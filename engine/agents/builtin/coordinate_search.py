@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.call import better
+from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
 from engine.agents.builtin.render_train import COMBINE_METHODS
 from engine.agents.builtin.spec import clone

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, code_reply
 from engine.agents.builtin.render import render_solution

@@ -11,15 +11,24 @@ import math
 import re
 from typing import Any
 
-from engine.agents.builtin.search_rows import search_rows
-from engine.agents.builtin.catalog import FAMILIES, PREFERENCE
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, code_reply
+from engine.agents.builtin.catalog import FAMILIES, PREFERENCE
+from engine.agents.builtin.coordinate_search import apply_changes, dimensions
 from engine.agents.builtin.refinement import render_gene
 from engine.agents.builtin.render import approach_tag, new_spec, render_solution, with_families
-from engine.agents.builtin.coordinate_search import apply_changes, dimensions
-from engine.agents.builtin.spec import (GENE_KEY, LOCI, STUB_LOCI, join_sections, parse_gene_block, parse_spec,
-                                        section_block, split_sections, strip_marker)
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
+from engine.agents.builtin.search_rows import search_rows
+from engine.agents.builtin.spec import (
+    GENE_KEY,
+    LOCI,
+    STUB_LOCI,
+    join_sections,
+    parse_gene_block,
+    parse_spec,
+    section_block,
+    split_sections,
+    strip_marker,
+)
 
 EVO_VARS = {
     "history": ("draft_history", "history"),

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import structlog
 
-from engine.agents.builtin.search_rows import search_rows
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, block_reply, code_reply, require_spec
 from engine.agents.builtin.refinement import render_gene
 from engine.agents.builtin.render import render_solution
+from engine.agents.builtin.search_rows import search_rows
 from engine.agents.builtin.spec import SUBSAMPLE_RE, parse_gene_block, section_block
 
 log = structlog.get_logger(__name__)

@@ -6,11 +6,11 @@ import json
 import re
 from typing import Any
 
-from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, block_reply, code_reply, require_spec
+from engine.agents.builtin.catalog import FAMILIES
+from engine.agents.builtin.coordinate_search import Dim, apply_changes, dimensions, parse_changes, plan_text, propose
 from engine.agents.builtin.render import render_ablation, render_section
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
-from engine.agents.builtin.coordinate_search import Dim, apply_changes, dimensions, parse_changes, plan_text, propose
 from engine.agents.builtin.spec import GENE_KEY, MARKER_RE, clone, parse_gene_block, section_block
 
 COMPONENT_LOCUS = {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from engine.agents.builtin.search_rows import search_rows
-from engine.agents.builtin.catalog import FAMILIES, estimator_class, example_code, family_for_name, retrieval_order
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, code_reply, require_spec
+from engine.agents.builtin.catalog import FAMILIES, estimator_class, example_code, family_for_name, retrieval_order
 from engine.agents.builtin.render import new_spec, render_solution
+from engine.agents.builtin.search_rows import search_rows
 from engine.agents.builtin.spec import clone
 
 

@@ -25,19 +25,20 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import anyio
 import structlog
 
 from engine.agents.base import AgentContext, AgentResult
-from engine.agents.claude.launch import AgentLauncher, protected_paths, resolve_agent_sandbox
-from engine.agents.claude.setup import bundled_cli, check_permission_mode, is_root
-from engine.agents.errors import BackendUnavailable
 from engine.agents.bash_policy import DEFAULT_BLOCKED_PATTERNS, BashPolicy
 from engine.agents.claude.hooks import CallHooks
+from engine.agents.claude.launch import AgentLauncher, protected_paths, resolve_agent_sandbox
 from engine.agents.claude.mcp_tools import TOOL_NAMES, build_server
+from engine.agents.claude.setup import bundled_cli, check_permission_mode, is_root
+from engine.agents.errors import BackendUnavailable
 from engine.agents.retry import DEFAULT_BACKOFF, Failure, Sleep, classify_error_result, classify_exception
 from engine.agents.secrets import Redactor, detect_credentials
 from engine.agents.structured import MalformedOutput, validate_structured

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from engine.agents.claude.relay import PLACEHOLDER_KEY, ApiRelay, relay_supported
 from engine.agents.claude.setup import cli_environment, kept_variables, write_launch_script
@@ -106,7 +107,7 @@ class AgentLauncher:
         argv = Sandbox(policy).command(command, cwd=work_dir, env=inner_env, pass_env=[*secrets, *sdk_names])
         # The launch script ends with the CLI: its arguments ("$@") follow the sandboxed command.
         path = write_launch_script(private / "launch" / f"{tag}.sh", cli=argv[-1], prefix=argv[:-1],
-                                   kept=kept_variables({n: "" for n in secrets}))
+                                   kept=kept_variables(dict.fromkeys(secrets, "")))
         return str(path), env, policy
 
 

@@ -26,8 +26,8 @@ import socketserver
 import ssl
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 from urllib.parse import urlsplit
 
 import structlog
@@ -48,7 +48,7 @@ class Upstream:
     prefix: str
 
     @classmethod
-    def parse(cls, url: str) -> "Upstream":
+    def parse(cls, url: str) -> Upstream:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"ANTHROPIC_BASE_URL must be an http(s) URL, not {url!r}")
@@ -121,7 +121,7 @@ class ApiRelay:
                                         daemon=True, name="api-relay")
         self._thread.start()
 
-    def __enter__(self) -> "ApiRelay":
+    def __enter__(self) -> ApiRelay:
         return self
 
     def __exit__(self, *exc: object) -> None:

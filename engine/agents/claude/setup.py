@@ -24,8 +24,8 @@ import os
 import shlex
 import stat
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from engine.agents.errors import BackendUnavailable
 from engine.agents.secrets import CREDENTIAL_VARS, PROVIDER_FLAGS

@@ -77,6 +77,6 @@ def explain_for_start(failure: Failure, endpoint: str, model: str) -> str:
     if "404" in text:
         return (f"model {model!r} is not served at {endpoint}; choose another with --set model=NAME or "
                 f"MLE_STAR_MODEL (or check OPENAI_BASE_URL, which usually ends in /v1)")
-    if text.startswith("cannot connect") or text.startswith("no answer"):
+    if text.startswith(("cannot connect", "no answer")):
         return f"{text[:240]}; check OPENAI_BASE_URL and that the server is running"
     return f"cannot use the model API at {endpoint}: {text[:240]}"

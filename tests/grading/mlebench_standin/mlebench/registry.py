@@ -16,7 +16,7 @@ class Registry:
     def __init__(self, data_dir: Path | None = None) -> None:
         self.data_dir = data_dir
 
-    def set_data_dir(self, data_dir: Path) -> "Registry":
+    def set_data_dir(self, data_dir: Path) -> Registry:
         return Registry(Path(data_dir))
 
     def get_competition(self, competition_id: str) -> Competition:
