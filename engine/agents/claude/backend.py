@@ -4,7 +4,7 @@ Each call starts its own CLI session (the prompts of MLE-STAR are self-contained
 session per effect keeps calls independent, so resume can re-run any one of them). Per call:
 
 * the CLI is the one bundled in claude-agent-sdk, started through a launch script
-  (``claude_setup.py``): it and every process its tools start die with the engine, it sees only
+  (``setup.py``): it and every process its tools start die with the engine, it sees only
   the environment it needs, and with a sandbox it runs inside it;
 * options: model (config, else ``MLE_STAR_MODEL``, else "sonnet"); permission mode (default
   ``dontAsk`` with the role's tools as the allow-list, which works under root); the shared system

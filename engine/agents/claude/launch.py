@@ -1,13 +1,13 @@
 """How one agent call's CLI is started: the launch script the SDK runs as ``cli_path``.
 
-    launch script → launcher.py (dies with the engine; only the allowed variables)
+    launch script → reaper.py (dies with the engine; only the allowed variables)
                   → [bwrap sandbox → relay_bridge.py (loopback → the API relay)] → claude CLI
 
 With a sandbox (``--sandbox auto`` where bubblewrap works, or ``bwrap``) the CLI, and so every
 tool the agent runs, sees its working directory (writable), the task's public data read-only at
 ``./input``, its own home and the system prompt file, the Python environment and the system
 read-only — not the private answers, other runs, the engine's database or the host's home. It
-has no network: it reaches its model through the API relay (``api_relay.py``), which holds the
+has no network: it reaches its model through the API relay (``relay.py``), which holds the
 key outside the sandbox. Where the relay cannot carry the traffic (Bedrock/Vertex sign their own
 requests; a configured HTTP proxy) the sandbox keeps the host network and the credentials are
 passed by name, never written into a command line or a file. As root the CLI runs as an

@@ -1,6 +1,6 @@
 """Run a command so that it, and everything it starts, dies with the engine (issue "no orphans").
 
-    python -I -S launcher.py <engine pid> [--keep-env NAME,NAME…] -- <argv...>
+    python -I -S reaper.py <engine pid> [--keep-env NAME,NAME…] -- <argv...>
 
 The Claude CLI keeps running after its stdin closes, and the tools it starts (a shell, a
 training script) outlive it unless someone kills them. This launcher sits between the engine
@@ -112,7 +112,7 @@ def main(argv: list[str]) -> int:
     if len(argv) > 2 and argv[1] == "--keep-env":
         keep, argv = argv[2].split(","), [argv[0], *argv[3:]]
     if len(argv) < 3 or argv[1] != "--" or not argv[0].isdigit():
-        sys.stderr.write("usage: launcher.py ENGINE_PID [--keep-env NAME,...] -- COMMAND [ARGS...]\n")
+        sys.stderr.write("usage: reaper.py ENGINE_PID [--keep-env NAME,...] -- COMMAND [ARGS...]\n")
         return 2
     engine_pid, command = int(argv[0]), argv[2:]
     if keep is not None:

@@ -14,7 +14,7 @@
   ``CLAUDE_CODE_SUBPROCESS_ENV_SCRUB`` would hide the key from its tools, but it requires the
   CLI's own sandbox, which needs socat; our bwrap sandbox is what isolates the agent.)
 * **Launch script.** The SDK starts ``cli_path`` directly, so each call gets a small script
-  that execs our launcher (``launcher.py``: the CLI and every tool process die with the engine,
+  that execs our launcher (``reaper.py``: the CLI and every tool process die with the engine,
   and only the allowed variables get through), optionally inside the sandbox, then the CLI.
 """
 
@@ -105,7 +105,7 @@ def kept_variables(env: Mapping[str, str]) -> list[str]:
 
 def write_launch_script(path: Path, *, cli: str, kept: Sequence[str], prefix: Sequence[str] = ()) -> Path:
     """An executable script: launcher (engine pid baked in) → optional ``prefix`` (a sandbox) → CLI."""
-    launcher = Path(__file__).with_name("launcher.py")
+    launcher = Path(__file__).with_name("reaper.py")
     argv = [sys.executable, "-I", "-S", str(launcher), str(os.getpid()), "--keep-env", ",".join(kept), "--",
             *prefix, cli]
     path.parent.mkdir(parents=True, exist_ok=True)

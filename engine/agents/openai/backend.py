@@ -11,13 +11,13 @@ official ``openai`` client (an optional extra: ``pip install 'mle-engine[openai]
   ``structured.validate_structured``: through ``response_format`` JSON schema where the server
   supports it, else JSON in the text (one corrective turn if it is missing); which one is
   recorded in the result's ``usage.structured_output``.
-* Tools (REQ-OR-008) by function calling, bounded by the role's turn limit: ``openai_tools``.
+* Tools (REQ-OR-008) by function calling, bounded by the role's turn limit: ``engine.agents.openai.tools``.
   ``ENGINE_OPENAI_TOOLS=off`` turns them off; an endpoint that refuses them gets none.
 * ``ENGINE_OPENAI_STREAM=1`` streams the replies (useful behind proxies that cut idle
   connections); usage is then asked for with ``stream_options``.
 * Cost from ``model_prices`` in the config (US dollars per million tokens), else the gateway's
   own ``usage.cost`` if it reports one, else unknown (the tokens are recorded). The call's cap
-  from the run's shared budget ledger stops the tool loop (``openai_chat``).
+  from the run's shared budget ledger stops the tool loop (``engine.agents.openai.chat``).
 * Failures: 429/5xx, dropped connections and malformed responses retried with backoff inside a
   retry window; 401/404 fail at once; every string that leaves the backend is redacted.
 """
