@@ -75,6 +75,7 @@ bench-automl: venv $(TEST_STAMP) sandbox-deps
 # Re-record the replay fixtures (tests/replays/*.jsonl) after an intended behaviour change.
 fixtures: venv $(TEST_STAMP)
 	PYTHONPATH=$(CURDIR) $(PY) -m tests.replays.record --all
+	PYTHONPATH=$(CURDIR) $(PY) -m tests.replays.build --all
 
 clean:
 	rm -rf $(VENV) engine-runs .pytest_cache .hypothesis

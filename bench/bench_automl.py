@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -31,6 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 from statistics import mean
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine's packages are imported once ROOT is on sys.path (main)
+    from events.score import Score
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAML_METRIC = {"roc_auc": "roc_auc", "logloss": "log_loss", "accuracy": "accuracy", "rmse": "rmse",
@@ -56,27 +61,27 @@ def _grade(task_dir: Path, submission: Path) -> float | None:
     return report.score if report.valid_submission else None
 
 
-def _phase1_best_test(run_id: str, db: Path, task_dir: Path, maximize: bool) -> float | None:
-    """Test score of the Phase 1 candidate with the best validation score in this run."""
+def _phase1_best_test(run_id: str, db: Path, task_dir: Path, rule: Score) -> float | None:
+    """Test score of the Phase 1 candidate with the best validation score in this run (the
+    first of equals)."""
     from engine.harness.workdir import safe_dir_name
+    from events.score import Ties
 
     log = _engine("log", run_id, "--json", "--type", "EvaluationCompleted", db=db)
-    best: tuple[float, str] | None = None
+    candidates: list[tuple[str, float | None]] = []
     for line in log.stdout.splitlines():
         payload = json.loads(line)["payload"]
         effect, score = payload.get("effect_id", ""), payload.get("result", {}).get("score")
-        if not effect.startswith("phase1/candidate-") or score is None:
-            continue
-        key = score if maximize else -score
-        if best is None or key > best[0]:
-            best = (key, effect)
+        if effect.startswith("phase1/candidate-"):
+            candidates.append((effect, score))
+    best = rule.best(candidates, lambda c: c[1], Ties.FIRST_WINS)
     if best is None:
         return None
-    return _grade(task_dir, db.parent / run_id / "evals" / safe_dir_name(best[1]) / "final" / "submission.csv")
+    return _grade(task_dir, db.parent / run_id / "evals" / safe_dir_name(best[0]) / "final" / "submission.csv")
 
 
 def run_engine(task: str, task_dir: Path, strategy: str, preset: str, seed: int, limit: int, db: Path,
-               maximize: bool) -> dict:
+               rule: Score) -> dict:
     run_id = f"{task}-{strategy}-{seed}"
     start = time.monotonic()
     proc = _engine("start", "--task", str(task_dir), "--strategy", strategy, "--agent", "builtin",
@@ -93,9 +98,9 @@ def run_engine(task: str, task_dir: Path, strategy: str, preset: str, seed: int,
         _, submission = locate_run_submission(run_id, db)
     except Exception as exc:  # a run that ended without a submission is a failed row, not a crash
         return {"score": None, "wall_s": wall, "error": str(exc)[-300:],
-                "phase1": _phase1_best_test(run_id, db, task_dir, maximize)}
+                "phase1": _phase1_best_test(run_id, db, task_dir, rule)}
     return {"score": _grade(task_dir, submission), "wall_s": wall,
-            "phase1": _phase1_best_test(run_id, db, task_dir, maximize)}
+            "phase1": _phase1_best_test(run_id, db, task_dir, rule)}
 
 
 def run_flaml(task_dir: Path, seed: int, limit: int, work: Path) -> dict:
@@ -151,11 +156,21 @@ def flaml_worker(task_dir: str, seed: str, limit: str, out: str) -> None:
     submission.to_csv(out, index=False)
 
 
-def relative(ours: float | None, theirs: float | None, maximize: bool) -> float | None:
-    """Positive when ours is better, as a fraction of FLAML's score."""
-    if ours is None or theirs is None or theirs == 0:
+def relative(ours: float | None, theirs: float | None, rule: Score) -> float | None:
+    """Positive when ours is better, as a fraction of FLAML's score: the difference of the two
+    scores as "higher is better" (``Score.fitness``)."""
+    mine, flaml = rule.fitness(ours), rule.fitness(theirs)
+    if mine is None or flaml is None or flaml == 0:
         return None
-    return (ours - theirs) / abs(theirs) * (1 if maximize else -1) + 0.0  # + 0.0: no "-0.00%"
+    return (mine - flaml) / abs(flaml) + 0.0  # + 0.0: no "-0.00%"
+
+
+def rule_of(row: dict) -> Score:
+    """How a row's task compares scores (a row keeps the direction as its ``maximize`` flag)."""
+    from events.domain import MetricDirection
+    from events.score import Score
+
+    return Score(MetricDirection.maximize if row["maximize"] else MetricDirection.minimize)
 
 
 def _m(values: list) -> float | None:
@@ -175,27 +190,28 @@ def table(rows: list[dict], strategies: list[str]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for task in dict.fromkeys(r["task"] for r in rows):
         mine = [r for r in rows if r["task"] == task]
-        maximize = mine[0]["maximize"]
-        cells = [task, f"{mine[0]['metric']} ({'max' if maximize else 'min'})", str(len(mine)),
+        rule = rule_of(mine[0])
+        cells = [task, f"{mine[0]['metric']} ({'max' if rule.maximize else 'min'})", str(len(mine)),
                  _f(_m([r["flaml"]["score"] for r in mine]))]
         for s in strategies:
             ours = _m([r[s]["score"] for r in mine])
-            cells += [_f(ours), _f(relative(ours, _m([r["flaml"]["score"] for r in mine]), maximize), "+.2%"),
+            cells += [_f(ours), _f(relative(ours, _m([r["flaml"]["score"] for r in mine]), rule), "+.2%"),
                       _f(_m([r[s]["wall_s"] for r in mine]), ".0f")]
         cells.append(_f(_m([r["flaml"]["wall_s"] for r in mine]), ".0f"))
         # Only MLE-STAR has Phase 1 candidates; an evolve-only table has nothing to compare.
         staged = [r["mle-star"] for r in mine if "mle-star" in r and r["mle-star"].get("phase1") is not None]
-        kept = sum(1 for run in staged if _not_worse(run, maximize))
+        kept = sum(1 for run in staged if _not_worse(run, rule))
         cells.append(f"{kept}/{len(mine)}" if staged else "n/a")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def _not_worse(run: dict, maximize: bool) -> bool:
+def _not_worse(run: dict, rule: Score) -> bool:
     final, phase1 = run.get("score"), run.get("phase1")
     if final is None or phase1 is None:
         return False
-    return final >= phase1 - 1e-12 if maximize else final <= phase1 + 1e-12
+    # Equal up to float noise counts as kept.
+    return rule.at_least(final, phase1) or math.isclose(final, phase1, rel_tol=0.0, abs_tol=1e-12)
 
 
 def earlier_flaml(paths: list[Path]) -> dict[tuple[str, int], dict]:
@@ -236,6 +252,7 @@ def main() -> None:
     except ImportError:
         sys.exit("FLAML is not installed: pip install -e '.[bench]' (or run `make bench`)")
     from engine.tasks import list_bundled, load_task, prepare_bundled
+    from events.score import Score
 
     tasks = args.tasks or [t.name for t in list_bundled()]
     reused = earlier_flaml(args.flaml_from)
@@ -245,9 +262,9 @@ def main() -> None:
         for name in tasks:
             task_dir = prepare_bundled(name, work / "tasks" / name)
             task = load_task(task_dir)
-            maximize = task.direction.value == "maximize"
+            rule = Score(task.direction)
             for seed in args.seeds:
-                row = {"task": name, "metric": task.metric, "maximize": maximize, "seed": seed}
+                row = {"task": name, "metric": task.metric, "maximize": rule.maximize, "seed": seed}
                 order = ["flaml", *args.strategies] if seed % 2 else [*args.strategies, "flaml"]
                 for who in order:
                     if who == "flaml":
@@ -255,8 +272,7 @@ def main() -> None:
                     else:
                         db = work / f"{name}-{who}-{seed}" / "bench.db"
                         db.parent.mkdir(parents=True)
-                        row[who] = run_engine(name, task_dir, who, args.preset, seed, args.time_limit, db,
-                                              maximize)
+                        row[who] = run_engine(name, task_dir, who, args.preset, seed, args.time_limit, db, rule)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 if args.json_out:

@@ -89,7 +89,8 @@ def build_log(db: Path):
     return log
 
 
-def best_of(n: int, fn) -> float:
+def fastest_of(n: int, fn) -> float:
+    """The shortest of ``n`` timed calls of ``fn`` (the least disturbed by the machine)."""
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
@@ -108,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     kinds = {k: sum(1 for e in log if e.kind == k) for k in ("input", "decision")}
     divergence, _ = replay_log(log)
     assert divergence is None, divergence.describe()
-    replay_s = best_of(args.repeat, lambda: replay_log(log))
-    fold_s = best_of(args.repeat, lambda: fold(log))
+    replay_s = fastest_of(args.repeat, lambda: replay_log(log))
+    fold_s = fastest_of(args.repeat, lambda: fold(log))
     per_5000 = replay_s * TARGET_EVENTS / n
     verdict = "OK" if per_5000 < TARGET_S else "TOO SLOW"
     types = len({e.type for e in log})

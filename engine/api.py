@@ -14,7 +14,7 @@ other (``db`` as for ``--db``: default ``$ENGINE_DB`` or ``./engine-runs/engine.
   is the public data directory. It is validated before anything is written (REQ-OR-002):
   problems raise ``InputError``, a ``ValueError``.
 * ``config``: ``None`` means ``PipelineConfig()`` (REQ-OR-044); ``MLE_STAR_*`` variables fill
-  the fields the caller did not set (REQ-OR-046, ``engine.config.environment``).
+  the fields the caller did not set (REQ-OR-046, ``engine.config.env_settings``).
 * ``agent``: ``claude`` | ``builtin`` | ``auto`` | ``replay:<run>`` | ``package.module:Attr``. A
   backend that cannot run here (e.g. ``claude`` without credentials) raises
   ``EnvironmentError`` (REQ-OR-046).
@@ -32,7 +32,7 @@ from typing import Any
 
 import anyio
 
-from engine.config.environment import apply_env
+from engine.config.env_settings import apply_env
 from engine.config.references import checked_discussions, with_contamination_check
 from engine.config.validate import config_problems, raise_if, task_problems, task_spec_problems
 from engine.run import lifecycle as runs_mod

@@ -54,8 +54,10 @@ class EffectResult(Event):
 
 
 _REGISTRY: dict[str, type[Event]] = {}
-# (type_name, from_version) -> function turning a payload of from_version into from_version+1
-_UPCASTERS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
+# A function turning a payload of one version into the next version's
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+# (type_name, from_version) -> the upcaster from from_version to from_version+1
+_UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 
 
 class UnknownEventType(ValueError):
@@ -74,10 +76,10 @@ def register(cls: type[Event]) -> type[Event]:
     return cls
 
 
-def upcaster(type_name: str, from_version: int):
+def upcaster(type_name: str, from_version: int) -> Callable[[Upcaster], Upcaster]:
     """Decorator registering a payload upgrade from ``from_version`` to ``from_version + 1``."""
 
-    def wrap(fn: Callable[[dict[str, Any]], dict[str, Any]]):
+    def wrap(fn: Upcaster) -> Upcaster:
         _UPCASTERS[(type_name, from_version)] = fn
         return fn
 
@@ -89,10 +91,6 @@ def event_class(type_name: str) -> type[Event]:
         return _REGISTRY[type_name]
     except KeyError:
         raise UnknownEventType(f"unknown event type {type_name!r}") from None
-
-
-def registered_types() -> dict[str, type[Event]]:
-    return dict(_REGISTRY)
 
 
 def load_event(type_name: str, version: int, payload: dict[str, Any]) -> Event:

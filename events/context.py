@@ -38,10 +38,5 @@ class RunContext:
                    task_dir=Path(started.task_dir), run_dir=Path(started.run_dir),
                    deterministic_order=started.deterministic_order, params=dict(started.params), run_id=run_id)
 
-    @classmethod
-    def from_payload(cls, payload: Mapping[str, Any], run_id: str = "") -> RunContext:
-        """From a stored ``RunStarted`` payload (what ``PipelineState`` keeps), upcast as loading would."""
-        return cls.of(RunStarted.model_validate(dict(payload)), run_id=run_id)
-
 
 __all__ = ["RunContext"]

@@ -12,7 +12,15 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 
 class TaskType(str, Enum):
@@ -178,7 +186,7 @@ class PipelineConfig(BaseModel):
         return value
 
     @model_serializer(mode="wrap")
-    def _omit_unresolved_sandbox(self, handler):
+    def _omit_unresolved_sandbox(self, handler: SerializerFunctionWrapHandler) -> Any:
         # Settings added after logs were recorded are left out at their defaults ("auto"
         # sandbox, no price table): a config dumps as it did before they existed, so those logs
         # still replay to the same decisions (RunCompleted.result embeds the config).

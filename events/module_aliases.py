@@ -19,7 +19,7 @@ MOVED: dict[str, str] = {
  "engine.strategies": "engine.run.strategies",
  "engine.replaying": "engine.run.replayer",
  "engine.config": "engine.config.presets",
- "engine.envconfig": "engine.config.environment",
+ "engine.envconfig": "engine.config.env_settings",
  "engine.validate": "engine.config.validate",
  "engine.references": "engine.config.references",
  "engine.logs": "engine.config.logs",

@@ -17,6 +17,7 @@ from events.base import Event, EventKind, register
 
 SandboxMode = Literal["bwrap", "none"]
 SandboxRequest = Literal["auto", "bwrap", "none"]
+NoticeLevel = Literal["info", "warning"]  # a SandboxNotice's log level
 NetworkMode = Literal["none", "host"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -134,5 +135,5 @@ class SandboxNotice(Event):
 
     requested: SandboxRequest
     mode: SandboxMode
-    level: Literal["info", "warning"] = "info"
+    level: NoticeLevel = "info"
     message: str

@@ -48,10 +48,6 @@ class Deadline:
         """A deadline from a soft end (and a hard end, by default the soft end)."""
         return cls(soft_s, soft_s if hard_s is None else hard_s)
 
-    @property
-    def bounded(self) -> bool:
-        return self.hard_s is not None
-
     def soft_left(self, now: float) -> float:
         return math.inf if self.soft_s is None else self.soft_s - now
 

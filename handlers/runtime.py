@@ -10,6 +10,11 @@ always yields the same decisions, which is what resume and replay rely on.
 
 ``Runtime.feed(event) -> list[NewEvent]`` is the pure ``react`` of the architecture: the
 runtime *is* the folded handler state (rebuilt on resume by feeding the recorded inputs).
+
+The money the decisions read (``Workflow.cost_usd``, ``cost_reaches``) is ``replay.meter``'s
+count, the one ``engine status`` shows: agent results and ``AgentSpendRecorded`` (spend without a
+result) alike. That spend is bookkeeping, recorded wherever the executor saw it, so it is fed too
+but wakes nothing: the budget watches look at it with the next input.
 """
 
 from __future__ import annotations
@@ -36,8 +41,10 @@ from events.core import (
     TimerRequested,
 )
 from events.domain import PipelineConfig, PipelineError, SolutionScript
+from events.spend import AgentSpendRecorded
 from handlers.deadline import UNBOUNDED, Deadline, DeadlineReached
 from handlers.futures import Cancelled, Task, _Future, _Wake
+from replay.meter import SpendMeter
 
 T = TypeVar("T")
 
@@ -59,18 +66,19 @@ class Runtime:
         self.start: RunStarted | None = None
         self.context: RunContext | None = None   # RunStarted, validated once
         self.now = 0.0
-        # Spend is summed in whole nano-dollars: float addition depends on the order of the
-        # terms, and results may arrive in any order, so a float sum could differ in its last bits.
-        self._cost_nanos = 0
-        self.agent_calls = 0
+        self.spend = SpendMeter()
         self._cost_watches: list[tuple[float, _Future]] = []
         self.finished = False
 
     # --- the pure react ---------------------------------------------------------------------
 
     def feed(self, event: Event) -> list[NewEvent]:
-        """Deliver one input event; run the workflow until it waits again; return its decisions."""
+        """Deliver one input event (or spend recorded without a result, which decides nothing);
+        run the workflow until it waits again; return its decisions."""
         self._out = []
+        if isinstance(event, AgentSpendRecorded):
+            self.spend.count(event.type_name, event.cost_usd)
+            return self._out
         elapsed = getattr(event, "elapsed_s", None)
         if isinstance(elapsed, (int, float)):
             self.now = max(self.now, float(elapsed))
@@ -83,11 +91,10 @@ class Runtime:
             self._spawn(self._run_main(wf), "main", parent=None)
         elif isinstance(event, EffectResult):
             if isinstance(event, (AgentCallCompleted, AgentCallFailed)):
-                self.agent_calls += 1
-                self._cost_nanos += round((event.cost_usd or 0.0) * 1e9)
-                for threshold, watch in self._cost_watches:
-                    if not watch.done and self.cost_usd >= threshold:
-                        self._resolve(watch, self.cost_usd)
+                self.spend.count(event.type_name, event.cost_usd)
+            for threshold, watch in self._cost_watches:
+                if not watch.done and self.cost_usd >= threshold:
+                    self._resolve(watch, self.cost_usd)
             fut = self._effects.pop(event.effect_id, None)
             if fut is not None and not fut.done:
                 self._resolve(fut, event)
@@ -96,7 +103,11 @@ class Runtime:
 
     @property
     def cost_usd(self) -> float:
-        return self._cost_nanos / 1e9
+        return self.spend.usd
+
+    @property
+    def agent_calls(self) -> int:
+        return self.spend.calls
 
     @property
     def pending_effect_ids(self) -> list[str]:
@@ -240,7 +251,7 @@ class Workflow:
 
     @property
     def cost_usd(self) -> float:
-        """Money spent on agent calls so far (from the recorded results)."""
+        """Money spent on agents so far, as recorded (results and spend without one; replay.meter)."""
         return self._rt.cost_usd
 
     @property

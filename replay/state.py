@@ -14,7 +14,9 @@ from events.base import Envelope
 from events.context import RunContext
 from events.core import RunStarted
 from events.domain import TaskDescription
-from events.score import Score, counts_toward_best
+from events.score import Score
+from replay.best import BestEvaluated
+from replay.meter import AGENT_RESULTS, SPEND_RECORDED, SpendMeter
 
 REQUEST_TYPES = frozenset({"AgentCallRequested", "EvaluationRequested", "TimerRequested"})
 RESULT_TYPES = frozenset({"AgentCallCompleted", "AgentCallFailed", "EvaluationCompleted", "TimerFired"})
@@ -70,13 +72,10 @@ class PipelineState:
     params: dict[str, Any] = field(default_factory=dict)
     current_phase: str = ""
     elapsed_seconds: float = 0.0
-    accumulated_cost_usd: float = 0.0
-    cost_by_scope: dict[str, float] = field(default_factory=dict)
-    unknown_cost_calls: int = 0  # calls cancelled or lost whose spend the backend could not tell
+    spend: SpendMeter = field(default_factory=SpendMeter)      # the handlers' runtime counts the same way
     phase2_path_statuses: dict[str, str] = field(default_factory=dict)
     phase_status: dict[str, str] = field(default_factory=dict)
-    best_score_so_far: float | None = None
-    agent_call_count: int = 0
+    best: BestEvaluated = field(default_factory=BestEvaluated)  # the best ever evaluated (replay.best)
     evaluation_count: int = 0
     events: int = 0
     last_seq: int = 0
@@ -107,6 +106,35 @@ class PipelineState:
     @property
     def maximize(self) -> bool:
         return self.task.get("metric_direction", "maximize") == "maximize"
+
+    @property
+    def score_rule(self) -> Score:
+        return Score.of(self.task.get("metric_direction", "maximize"))
+
+    @property
+    def accumulated_cost_usd(self) -> float:
+        return self.spend.usd
+
+    @property
+    def cost_by_scope(self) -> dict[str, float]:
+        return self.spend.usd_by_scope()
+
+    @property
+    def unknown_cost_calls(self) -> int:
+        """Calls cancelled or lost whose spend the backend could not tell."""
+        return self.spend.unknown
+
+    @property
+    def agent_call_count(self) -> int:
+        return self.spend.calls
+
+    @property
+    def best_score_so_far(self) -> float | None:
+        return self.best.score
+
+    @property
+    def best_solution_id(self) -> str | None:
+        return self.best.solution_id
 
     @property
     def finished(self) -> bool:
@@ -207,12 +235,8 @@ def _result(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
     effect_id = p["effect_id"]
     s.pending.pop(effect_id, None)
     s.results.add(effect_id)
-    if env.type in ("AgentCallCompleted", "AgentCallFailed"):
-        s.agent_call_count += 1
-        cost = p.get("cost_usd") or 0.0
-        if cost:
-            s.accumulated_cost_usd += cost
-            s.cost_by_scope[env.scope] = s.cost_by_scope.get(env.scope, 0.0) + cost
+    if env.type in AGENT_RESULTS:
+        s.spend.count(env.type, p.get("cost_usd"), env.scope)
     elif env.type == "EvaluationCompleted":
         s.evaluation_count += 1
         req = s.requests.get(effect_id)
@@ -227,12 +251,7 @@ def _result(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
 
 def _spend(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
     """Spend without a recorded result (events/spend.py); unknown amounts are counted apart."""
-    cost = p.get("cost_usd")
-    if cost is None:
-        s.unknown_cost_calls += 1
-    elif cost:
-        s.accumulated_cost_usd += cost
-        s.cost_by_scope[env.scope] = s.cost_by_scope.get(env.scope, 0.0) + cost
+    s.spend.count(env.type, p.get("cost_usd"), env.scope)
 
 
 def _cancelled(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
@@ -258,10 +277,8 @@ def _evaluated(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
     node = s.solutions.get(p["solution_id"])
     if node is not None and score is not None:
         node.score = score
-    if not counts_toward_best(p.get("purpose", "")):  # an ablation's printout (REQ-P2O-020)
-        return
-    if Score.of(s.task.get("metric_direction", "maximize")).improves(score, s.best_score_so_far):
-        s.best_score_so_far = score  # None or NaN never counts as a best
+    s.best.offer(s.score_rule, solution_id=p["solution_id"], score=score, is_executable=p["is_executable"],
+                 purpose=p.get("purpose", ""))
 
 
 def _phase_started(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
@@ -319,7 +336,7 @@ _APPLY = {
     "RunCompleted": _run_completed,
     "RunFailed": _run_failed,
     "DriverStarted": _driver_started,
-    "AgentSpendRecorded": _spend,
+    SPEND_RECORDED: _spend,
     "DriverStopped": _driver_stopped,
     "Note": _note,
     **dict.fromkeys(sorted(REQUEST_TYPES), _request),

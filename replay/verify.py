@@ -2,7 +2,9 @@
 
 Only inputs are fed; every decision is re-derived and compared with what the log recorded
 right after that input (the decisions an input caused carry its seq as ``causation_seq``).
-Bookkeeping events (drivers starting and stopping) are neither fed nor compared.
+Bookkeeping events (drivers starting and stopping) are neither fed nor compared, except spend
+recorded without a result (``replay.meter``): the handlers' meter counts it where the log has it,
+as the driver fed it, and it decides nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from events.base import Envelope, NewEvent, event_class
+from replay.meter import SPEND_RECORDED
 
 
 class React(Protocol):
@@ -81,6 +84,8 @@ def verify(log: Iterable[Envelope], make_react: Callable[[], React],
     for env in log:
         kind = event_class(env.type).kind
         if kind == "bookkeeping":
+            if env.type == SPEND_RECORDED:
+                produced += react.feed(env.event())  # nothing, unless the handlers wrongly act on it
             continue
         if kind == "decision":
             expected.append(env)

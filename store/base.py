@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Protocol
 
 from events.base import Envelope, NewEvent
@@ -70,13 +71,20 @@ class ChainProblem:
 
 
 class EventStore(Protocol):
+    @property
+    def path(self) -> Path | str:
+        """Where the store is, as ``--db`` names it: the SQLite file, or the PostgreSQL URL."""
+        ...
+
     def create_run(self, run_id: str, *, strategy: str, task: str) -> None: ...
 
     def append(self, run_id: str, events: Sequence[NewEvent], expected_seq: int) -> list[Envelope]:
         """Append atomically after ``expected_seq``; raise ConcurrencyError if it is stale."""
         ...
 
-    def read(self, run_id: str, from_seq: int = 1) -> Iterator[Envelope]: ...
+    def read(self, run_id: str, from_seq: int = 1) -> Generator[Envelope, None, None]:
+        """The run's envelopes from ``from_seq`` on, read lazily; ``close()`` frees the cursor early."""
+        ...
 
     def last_seq(self, run_id: str) -> int: ...
 

@@ -19,7 +19,7 @@ import gc
 import os
 import socket
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import IO
 
 import psycopg
@@ -186,7 +186,7 @@ class PostgresEventStore:
                 raise DuplicateResultError(f"run {run_id}: an effect's result is already recorded") from None
             raise ConcurrencyError(f"run {run_id}: {exc}") from None
 
-    def read(self, run_id: str, from_seq: int = 1) -> Iterator[Envelope]:
+    def read(self, run_id: str, from_seq: int = 1) -> Generator[Envelope, None, None]:
         self.get_run(run_id)
         cur = self.conn.cursor()
         cur.execute("SELECT run_id, seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash "
@@ -208,7 +208,10 @@ class PostgresEventStore:
 
     def verify_chain(self, run_id: str) -> ChainProblem | None:
         info = self.get_run(run_id)
-        head_hash = self.conn.execute("SELECT head_hash FROM runs WHERE run_id=%s", (run_id,)).fetchone()[0]
+        head = self.conn.execute("SELECT head_hash FROM runs WHERE run_id=%s", (run_id,)).fetchone()
+        if head is None:  # the run's row went between the two reads
+            raise RunNotFound(f"no run {run_id!r}")
+        head_hash = head[0]
         with self.conn.cursor() as cur:
             cur.execute("SELECT seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash, "
                         "result_of FROM events WHERE run_id=%s ORDER BY seq", (run_id,))
@@ -220,7 +223,9 @@ class PostgresEventStore:
         self.get_run(run_id)
         token = uuid.uuid4().hex
         with self.conn.transaction():
-            now = self.conn.execute(f"SELECT {_SERVER_EPOCH}").fetchone()[0]
+            clock = self.conn.execute(f"SELECT {_SERVER_EPOCH}").fetchone()
+            assert clock is not None  # a SELECT without FROM returns exactly one row
+            now = clock[0]
             # Lock the run's row: two drivers racing for a run with no lease row yet must not both win.
             self.conn.execute("SELECT 1 FROM runs WHERE run_id=%s FOR UPDATE", (run_id,))
             row = self.conn.execute("SELECT pid, host, expires_at FROM leases WHERE run_id=%s",

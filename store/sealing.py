@@ -17,11 +17,16 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def seal(run_id: str, events: Sequence[NewEvent], head_seq: int, prev_hash: str):
-    """The envelopes of ``events`` appended after ``head_seq``, and their rows
-    ``(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash, result_of)``."""
+# A sealed event as stored: (run_id, seq, type, version, scope, causation_seq, recorded_at, payload,
+# prev_hash, hash, result_of)
+SealedRow = tuple[str, int, str, int, str, int | None, str, str, str, str, str | None]
+
+
+def seal(run_id: str, events: Sequence[NewEvent], head_seq: int,
+         prev_hash: str) -> tuple[list[Envelope], list[SealedRow]]:
+    """The envelopes of ``events`` appended after ``head_seq``, and their rows."""
     envelopes: list[Envelope] = []
-    rows = []
+    rows: list[SealedRow] = []
     recorded_at = now_iso()
     batch_fields = f'"recorded_at":{_json_str(recorded_at)},"run_id":{_json_str(run_id)},"scope":'
     for seq, new in enumerate(events, start=head_seq + 1):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -27,7 +27,7 @@ from store.base import (
     RunNotFound,
     StoreError,
 )
-from store.chain import first_chain_problem
+from store.chain import StoredRow, first_chain_problem
 from store.jsonl import read_jsonl, status_of, write_jsonl
 from store.leases import take_lease
 from store.sealing import envelope_from_row as _envelope
@@ -99,16 +99,16 @@ class SQLiteEventStore:
                 import sqlite_utils
 
                 self.db = sqlite_utils.Database(self.conn)
-                self.db["engine_meta"].create({"key": str, "value": str}, pk="key")
-                self.db["engine_meta"].insert_all(
+                self.db.table("engine_meta").create({"key": str, "value": str}, pk="key")
+                self.db.table("engine_meta").insert_all(
                     [{"key": "app", "value": APP_MARKER}, {"key": "schema", "value": str(SCHEMA_VERSION)}]
                 )
-                self.db["runs"].create(
+                self.db.table("runs").create(
                     {"run_id": str, "created_at": str, "strategy": str, "task": str, "status": str,
                      "head_seq": int, "head_hash": str},
                     pk="run_id",
                 )
-                self.db["events"].create(
+                self.db.table("events").create(
                     {"run_id": str, "seq": int, "type": str, "version": int, "scope": str,
                      "causation_seq": int, "recorded_at": str, "payload": str, "prev_hash": str,
                      "hash": str, "result_of": str},
@@ -120,7 +120,7 @@ class SQLiteEventStore:
                     "CREATE UNIQUE INDEX events_one_result ON events(run_id, result_of) "
                     "WHERE result_of IS NOT NULL"
                 )
-                self.db["leases"].create(
+                self.db.table("leases").create(
                     {"run_id": str, "token": str, "pid": int, "host": str, "expires_at": float}, pk="run_id"
                 )
                 self.conn.execute("COMMIT")
@@ -201,7 +201,7 @@ class SQLiteEventStore:
             self.conn.execute("ROLLBACK")
             raise
 
-    def read(self, run_id: str, from_seq: int = 1) -> Iterator[Envelope]:
+    def read(self, run_id: str, from_seq: int = 1) -> Generator[Envelope, None, None]:
         self.get_run(run_id)
         cur = self.conn.execute(
             "SELECT run_id, seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash "
@@ -305,7 +305,7 @@ class _NotUtf8(Exception):
         self.seq = seq
 
 
-def _decoded(rows):
+def _decoded(rows: sqlite3.Cursor) -> Iterator[StoredRow]:
     for seq, typ, version, scope, cause, recorded_at, *texts in rows:
         try:
             typ, scope, recorded_at, *texts = (None if b is None else bytes(b).decode("utf-8")

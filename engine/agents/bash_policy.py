@@ -38,7 +38,8 @@ _READ_TOOLS = {"Read": "file_path", "NotebookRead": "notebook_path", "Glob": "pa
 
 def _real(path: Path) -> Path:
     """``path`` with the links of its existing part followed (the rest may not exist yet)."""
-    existing, rest = path, []
+    existing = path
+    rest: list[str] = []
     while not existing.exists() and existing != existing.parent:
         existing, rest = existing.parent, [existing.name, *rest]
     return Path(os.path.realpath(existing), *rest)

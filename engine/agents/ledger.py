@@ -70,7 +70,3 @@ class BudgetLedger:
         if cost_usd is not None:  # counted as the handlers count results, for the same mean
             self.known_calls += 1
             self.known_cost_usd += cost_usd
-
-    @property
-    def left_usd(self) -> float | None:
-        return None if self.limit_usd is None else self.limit_usd - self.spent_usd

@@ -12,8 +12,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
-
 #: Seconds to wait before the 2nd, 3rd and 4th try.
 DEFAULT_BACKOFF: tuple[float, ...] = (1.0, 2.0, 4.0)
 TRANSIENT_HTTP = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -109,8 +107,3 @@ def _classify_error_result(data: dict[str, Any]) -> Failure:
     transient = (isinstance(status, int) and status in TRANSIENT_HTTP) or transient_text(text)
     label = f"API error (HTTP {status})" if status else f"error result ({subtype or 'unknown'})"
     return Failure(f"{label}: {text}", transient=transient, cost_usd=cost)
-
-
-async def no_sleep(seconds: float) -> None:
-    """For tests: back off without waiting (still yields to the event loop)."""
-    await anyio.sleep(0)

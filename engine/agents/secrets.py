@@ -30,7 +30,7 @@ _MIN_SECRET_LEN = 8  # shorter values ("1", "true") would redact ordinary words
 
 
 def _truthy(value: str | None) -> bool:
-    return bool(value) and value.strip().lower() not in {"0", "false", "no", "off", ""}
+    return value is not None and value.strip().lower() not in {"0", "false", "no", "off", ""}
 
 
 def detect_credentials(env: Mapping[str, str]) -> str | None:
@@ -42,12 +42,6 @@ def detect_credentials(env: Mapping[str, str]) -> str | None:
         if _truthy(env.get(flag)):
             return flag
     return None
-
-
-def credential_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The credential-related variables to hand to the CLI subprocess explicitly."""
-    names = (*CREDENTIAL_VARS, *PROVIDER_FLAGS)
-    return {name: env[name] for name in names if env.get(name)}
 
 
 def secret_values(env: Mapping[str, str]) -> list[str]:

@@ -106,13 +106,13 @@ def select_backend(
     if name == "claude":
         from engine.agents.claude.backend import ClaudeBackend
 
-        backend = ClaudeBackend(config, env=env)  # raises BackendUnavailable without credentials
-        return BackendChoice(backend, "claude", f"backend: claude (model {backend.model}, auth via {backend.credential})")
+        claude = ClaudeBackend(config, env=env)  # raises BackendUnavailable without credentials
+        return BackendChoice(claude, "claude", f"backend: claude (model {claude.model}, auth via {claude.credential})")
     if name == "openai":
         from engine.agents.openai.backend import OpenAIBackend
 
-        backend = OpenAIBackend(config, env=env)  # raises BackendUnavailable without an endpoint or model
-        return BackendChoice(backend, "openai", backend.describe())
+        openai = OpenAIBackend(config, env=env)  # raises BackendUnavailable without an endpoint or model
+        return BackendChoice(openai, "openai", openai.describe())
     if name == "builtin":
         return BackendChoice(_builtin(config, replay_source), "builtin", "backend: builtin (offline scikit-learn agent)")
     if name == "replay":

@@ -9,10 +9,13 @@ types of other strategies therefore show up without changes here.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.audit.runlog import AuditError, RunLog, fmt_score, is_better, kind_of, short
+from engine.audit.runlog import AuditError, RunLog, fmt_score, kind_of, short
 from events.domain import solution_id_of
+
+if TYPE_CHECKING:  # rich is imported only when a tree is drawn
+    from rich.tree import Tree
 
 # Decisions that are plumbing rather than a verdict about a solution.
 _NOT_VERDICTS = frozenset({"SolutionRecorded", "SolutionEvaluated", "EvaluationRequested", "AgentCallRequested",
@@ -50,10 +53,6 @@ class Lineage:
     nodes: dict[str, LineageNode]                    # the ancestry of the final solution only
     retrieved_models: list[str]
     all_nodes: dict[str, LineageNode] = field(default_factory=dict)  # every solution of the run
-
-    @property
-    def roots(self) -> list[LineageNode]:
-        return [n for n in self.nodes.values() if not [p for p in n.parents if p in self.nodes]]
 
     def models_reached(self) -> list[str]:
         return sorted({n.retrieved_model for n in self.nodes.values() if n.retrieved_model})
@@ -108,16 +107,9 @@ def final_solution(log: RunLog) -> tuple[str, str]:
         named = p.get("solution_id") in known
         if named and (env.type.startswith("Final") or (env.type == "SubmissionProduced" and p.get("valid"))):
             return p["solution_id"], f"{env.type} (seq {env.seq})"
-    best: tuple[float, str] | None = None
-    for env in log.envelopes:
-        if env.type != "SolutionEvaluated":
-            continue
-        score, sid = env.payload.get("score"), env.payload.get("solution_id")
-        if isinstance(score, (int, float)) and score == score and sid in known:
-            if best is None or not is_better(best[0], score, log.maximize):  # later ties win
-                best = (float(score), sid)
-    if best is not None:
-        return best[1], "best SolutionEvaluated"
+    best = s.best_solution_id  # the run's best evaluated solution, by the one rule of replay.best
+    if best is not None and best in known:
+        return best, "best SolutionEvaluated"
     last = max(known.values(), key=lambda n: n.seq)
     return last.solution_id, "last SolutionRecorded (nothing was scored)"
 
@@ -267,7 +259,7 @@ def detail_lines(node: LineageNode) -> list[str]:
     return lines
 
 
-def render_tree(lineage: Lineage):
+def render_tree(lineage: Lineage) -> Tree:
     """A rich Tree: the final solution at the top, parents as children, down to the models."""
     from rich.markup import escape
     from rich.tree import Tree
@@ -278,7 +270,7 @@ def render_tree(lineage: Lineage):
     tree = Tree(head)
     shown: set[str] = set()
 
-    def add(parent, sid: str) -> None:
+    def add(parent: Tree, sid: str) -> None:
         node = lineage.nodes[sid]
         branch = parent.add(node_label(node, lineage.final_id) if sid not in shown else
                             f"[dim]↑ {node.origin} {sid} (shown above)[/]")

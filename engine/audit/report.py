@@ -98,14 +98,14 @@ def _facts(log: RunLog, lineage: Lineage | None) -> str:
 def _score_section(log: RunLog, points: list[Point], spans: list[Span], colours: dict[str, str]) -> str:
     s = log.state
     metric = (s.task or {}).get("evaluation_metric", "score")
-    steps = best_so_far(points, s.maximize)
+    steps = best_so_far(points, log.score_rule)
     scored = sum(1 for p in points if p.scored)
     caption = (f"{len(points)} evaluations, {scored} with a score; the best-so-far curve improved "
                f"{max(len(steps) - 1, 0)} times. Hover a point for its seq, scope, purpose and solution.")
     if not points:
         return '<p class="muted">No evaluation was recorded.</p>'
     return (f'<p class="caption">{escape(caption)}</p>'
-            + score_plot(points, spans, colours, maximize=s.maximize, metric=metric) + legend(colours))
+            + score_plot(points, spans, colours, rule=log.score_rule, metric=metric) + legend(colours))
 
 
 def _phase_section(table: dict[str, dict[str, float]]) -> str:
@@ -188,7 +188,7 @@ def _notes_section(log: RunLog) -> str:
 
 
 def _sandbox_section(log: RunLog) -> str:
-    from engine.sandbox import audit_sandbox
+    from engine.audit.isolation import audit_sandbox
 
     audit = audit_sandbox(log.envelopes)
     cls = "good" if audit.answers_unreachable else "bad"

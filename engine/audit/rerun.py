@@ -15,11 +15,14 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.audit.runlog import AuditError, kind_of
 from events.base import Envelope
 from replay.verify import current_payload  # old event versions compare in today's shape
+
+if TYPE_CHECKING:
+    from engine.run.lifecycle import DatabaseUrl
 
 VOLATILE_KEYS = frozenset({"created_at", "recorded_at", "peak_rss_mb", "cpu_s"})
 RUN_DIR = "<run_dir>"
@@ -158,7 +161,7 @@ class RerunOutcome:
                 "difference": None if self.difference is None else self.difference.to_json()}
 
 
-def rerun(db: Path, run_id: str, *, new_run_id: str | None = None, strategy: str | None = None,
+def rerun(db: Path | DatabaseUrl, run_id: str, *, new_run_id: str | None = None, strategy: str | None = None,
           strict: bool = False, handle_signals: bool = True,
           progress: Callable[[str], None] | None = None) -> RerunOutcome:
     """Start the rerun, drive it to its end, compare its decisions with the recorded run's."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from events.base import Envelope, EventKind, UnknownEventType, event_class
+from events.score import Score
 from replay.state import PipelineState, fold
 
 
@@ -54,6 +54,11 @@ class RunLog:
     def maximize(self) -> bool:
         return self.state.maximize
 
+    @property
+    def score_rule(self) -> Score:
+        """How this run's scores compare (the task's metric direction)."""
+        return Score.of(self.state.task.get("metric_direction", "maximize"))
+
 
 def load_run(store: Any, run_id: str) -> RunLog:
     """Read and fold a run; AuditError (not a traceback) when it is unknown or empty."""
@@ -66,13 +71,6 @@ def load_run(store: Any, run_id: str) -> RunLog:
     if not envelopes:
         raise AuditError(f"run {run_id!r} has no events")
     return RunLog(run_id=run_id, envelopes=envelopes, state=fold(envelopes))
-
-
-def from_envelopes(envelopes: Iterable[Envelope]) -> RunLog:
-    envs = list(envelopes)
-    if not envs:
-        raise AuditError("no events")
-    return RunLog(run_id=envs[0].run_id, envelopes=envs, state=fold(envs))
 
 
 def top_phase(scope: str) -> str:
@@ -102,9 +100,3 @@ def fmt_score(score: Any) -> str:
         return f"{score:.5g}"
     return str(score)
 
-
-def is_better(score: float, best: float | None, maximize: bool) -> bool:
-    """Strictly better (the best-so-far curve moves only on improvement)."""
-    if best is None:
-        return True
-    return score > best if maximize else score < best

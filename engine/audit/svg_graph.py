@@ -67,7 +67,7 @@ def lineage_svg(lineage: Lineage, colours: dict[str, str]) -> tuple[str, bool]:
     top = 28
     for i, m in enumerate(models):
         model_pos[m] = (10, top + i * (44 + ROW_GAP))
-    col_heights = [top + len(models) * (44 + ROW_GAP)]
+    col_heights: list[float] = [top + len(models) * (44 + ROW_GAP)]
     order_key: dict[str, float] = {m: i for i, m in enumerate(models)}
     for c in sorted(columns):
         def bary(sid: str) -> float:
@@ -78,8 +78,8 @@ def lineage_svg(lineage: Lineage, colours: dict[str, str]) -> tuple[str, bool]:
             in_lineage = 0 if sid in lineage.nodes else 1
             return (sum(refs) / len(refs) if refs else 1e6) + in_lineage * 0.001
         ids = sorted(columns[c], key=lambda s: (bary(s), nodes[s].seq))
-        y = top
-        x = 10 + (MODEL_W + COL_GAP if models else 0) + (c - 1) * (NODE_W + COL_GAP)
+        y: float = top
+        x: float = 10 + (MODEL_W + COL_GAP if models else 0) + (c - 1) * (NODE_W + COL_GAP)
         for rank, sid in enumerate(ids):
             pos[sid] = (x, y)
             order_key[sid] = rank

@@ -4,11 +4,12 @@ files, no network: plain SVG elements with <title> tooltips."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from engine.audit.runlog import fmt_score, is_better
+from engine.audit.runlog import fmt_score
+from events.score import Score, Ties
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#8cd17d", "#86bcb6", "#d37295")
@@ -78,19 +79,19 @@ class Span:
     end: float
 
 
-def best_so_far(points: Sequence[Point], maximize: bool) -> list[tuple[float, float, int]]:
-    """(elapsed, best score, seq) at every improvement, in driven-time order."""
+def best_so_far(points: Sequence[Point], rule: Score) -> list[tuple[float, float, int]]:
+    """(elapsed, best score, seq) at every strict improvement, in driven-time order."""
     steps: list[tuple[float, float, int]] = []
     best: float | None = None
     for p in sorted((p for p in points if p.scored), key=lambda p: (p.elapsed_s, p.seq)):
         score = p.score
-        if score is not None and is_better(score, best, maximize):
+        if score is not None and rule.better(score, best, Ties.FIRST_WINS):
             best = score
             steps.append((p.elapsed_s, score, p.seq))
     return steps
 
 
-def score_plot(points: Sequence[Point], spans: Sequence[Span], colours: dict[str, str], *, maximize: bool,
+def score_plot(points: Sequence[Point], spans: Sequence[Span], colours: dict[str, str], *, rule: Score,
                metric: str, width: int = 1120, height: int = 400) -> str:
     """Every evaluation as a dot (× in the bottom strip when it produced no score), the
     best-so-far step curve, phases as tinted bands."""
@@ -134,12 +135,12 @@ def score_plot(points: Sequence[Point], spans: Sequence[Span], colours: dict[str
     o.append(f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h + 4}" y2="{top + plot_h + 4}" class="axis"/>'
              f'<text x="{left - 8}" y="{strip_y + 4:.1f}" class="tick muted" text-anchor="end">no score</text>'
              f'<line x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}" class="axis"/>')
-    arrow = "↑ higher is better" if maximize else "↓ lower is better"
+    arrow = "↑ higher is better" if rule.maximize else "↓ lower is better"
     o.append(f'<text x="18" y="{top + plot_h / 2:.1f}" class="label" text-anchor="middle" '
              f'transform="rotate(-90 18 {top + plot_h / 2:.1f})">{escape(metric)} ({arrow})</text>'
              f'<text x="{(left + width - right) / 2:.1f}" y="{height - 8}" class="label" text-anchor="middle">'
              f'driven time</text>')
-    steps = best_so_far(points, maximize)
+    steps = best_so_far(points, rule)
     if steps:
         d = [f"M{X(steps[0][0]):.1f},{Y(steps[0][1]):.1f}"]
         for t, v, _ in steps[1:]:
@@ -177,7 +178,8 @@ def legend(colours: dict[str, str], *, extra: bool = True) -> str:
     return f'<div class="legend">{"".join(items)}</div>'
 
 
-def bar_panel(title: str, rows: Sequence[tuple[str, float]], fmt, colour: str, *, width: int = 360) -> str:
+def bar_panel(title: str, rows: Sequence[tuple[str, float]], fmt: Callable[[float], str], colour: str, *,
+              width: int = 360) -> str:
     """A small horizontal bar chart (one of the per-phase small multiples)."""
     row_h, left, top = 30, 104, 30
     height = top + row_h * max(1, len(rows)) + 10

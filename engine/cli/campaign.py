@@ -20,6 +20,7 @@ from engine.campaign.plan import CampaignError, CampaignRequest, check_request, 
 from engine.campaign.stream import CampaignState, fold_campaign, stream_id
 from engine.run import lifecycle as runs_mod
 from replay.state import fold
+from store.base import EventStore
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Campaigns: tasks × seeds run as one unit on Ray.")
 out = Console()
@@ -34,7 +35,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _open(db: str | None, *, create: bool):
+def _open(db: str | None, *, create: bool) -> tuple[EventStore, Path | runs_mod.DatabaseUrl]:
     path = runs_mod.db_path(db)
     if not create and not path.exists():
         _fail(f"no engine database at {path}; start a campaign first or pass --db")

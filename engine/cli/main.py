@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -21,7 +22,10 @@ from engine.run import lifecycle as runs_mod
 from engine.run.driver import EngineError
 from engine.run.strategies import StrategyError
 from replay.state import PipelineState, fold
-from store.base import StoreError
+from store.base import EventStore, StoreError
+
+if TYPE_CHECKING:
+    from rich.status import Status  # the progress line's, imported by rich when it is shown
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="An event-sourced engine for ML-engineering agents (MLE-STAR, evolutionary search).")
@@ -47,7 +51,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return (StoreError, EngineError, ConfigError, StrategyError, UsageError, TaskError, BackendUnavailable)
 
 
-def _store(db: str | Path | None, *, must_exist: bool = True):
+def _store(db: str | Path | None, *, must_exist: bool = True) -> tuple[EventStore, Path | runs_mod.DatabaseUrl]:
     path = runs_mod.db_path(db)
     if must_exist and not path.exists():
         raise UsageError(f"no engine database at {path}; start a run first or pass --db")
@@ -61,7 +65,7 @@ def _state(store: Any, run_id: str) -> PipelineState:
 # --- start / resume ---------------------------------------------------------------------------
 
 
-def _progress_callback(enabled: bool):
+def _progress_callback(enabled: bool) -> tuple[Callable[[PipelineState], None] | None, Status | None]:
     if not enabled:
         return None, None
     status = err.status("starting…")
@@ -256,7 +260,7 @@ def _print_sandbox_warning(cfg: Any) -> None:
 
 
 def _print_sandbox_audit(store: Any, run_id: str) -> None:
-    from engine.sandbox import audit_sandbox
+    from engine.audit.isolation import audit_sandbox
 
     audit = audit_sandbox(store.read(run_id))
     style = "green" if audit.answers_unreachable else "yellow"

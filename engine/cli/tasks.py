@@ -23,7 +23,7 @@ from rich.table import Table
 from engine.tasks import LoadedTask, TaskError  # light: the heavy parts load on first use
 
 if TYPE_CHECKING:
-    from engine.grading.report import GradeReport
+    from engine.grading.grade_report import GradeReport
 
 tasks_app = typer.Typer(no_args_is_help=True, help="Bundled tasks: list and prepare.")
 

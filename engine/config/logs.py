@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from typing import Any
 
 import structlog
+from structlog.typing import EventDict, WrappedLogger
 
 _SECRET = re.compile(r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9]{20,}|(?i:api[_-]?key|token|secret)=\S+)")
 
@@ -16,7 +16,7 @@ def redact(text: str) -> str:
     return _SECRET.sub("[REDACTED]", text)
 
 
-def _redact_processor(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+def _redact_processor(_logger: WrappedLogger, _name: str, event: EventDict) -> EventDict:
     return {k: redact(v) if isinstance(v, str) else v for k, v in event.items()}
 
 

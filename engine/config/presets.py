@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from engine.config.environment import EnvConfigError, env_overrides
+from engine.config.env_settings import EnvConfigError, env_overrides
 from events.domain import PipelineConfig
 
 PRESETS: dict[str, dict[str, Any]] = {

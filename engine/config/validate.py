@@ -106,8 +106,3 @@ def raise_if(problems: list[str]) -> None:
 def validate_start(task_spec: str, config: PipelineConfig, *, strategy: str = "mle-star") -> None:
     """Everything ``engine start`` needs checked before it opens the database."""
     raise_if(config_problems(config) + strategy_problems(strategy) + task_spec_problems(task_spec))
-
-
-def validate_task(task: TaskDescription, config: PipelineConfig) -> None:
-    """The library's check of ``run_pipeline(task, config)`` (REQ-OR-002)."""
-    raise_if(config_problems(config) + task_problems(task))

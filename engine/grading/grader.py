@@ -13,17 +13,32 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypedDict
 
 import pandas as pd
 
+from engine.grading.grade_report import GradeReport
 from engine.grading.mlebench import grade_with_mlebench, mlebench_competition
-from engine.grading.report import GradeReport
-from engine.tasks.leaderboard import at_least, strictly_better
 from engine.tasks.metrics import SubmissionError, metric_info, score_predictions
 from engine.tasks.model import LoadedTask, TaskError, label_str
 from events.domain import MetricDirection
+from events.score import Score, usable
 
 _EXAMPLES = 3  # how many offending ids a reason quotes
+
+
+class _ReportHead(TypedDict):
+    """The fields every report on one submission shares, valid or not."""
+
+    competition_id: str
+    metric: str
+    gold_threshold: float | None
+    silver_threshold: float | None
+    bronze_threshold: float | None
+    median_threshold: float | None
+    is_lower_better: bool
+    submission_path: str
+    created_at: datetime
 
 
 def _ids(series: pd.Series) -> pd.Series:
@@ -78,7 +93,7 @@ def grade_submission(task: LoadedTask, submission: Path | str) -> GradeReport:
     answers = _read_answers(task)
     board = task.leaderboard
     submission = Path(submission)
-    report = dict(
+    report = _ReportHead(
         competition_id=task.competition_id,
         metric=info.name,
         gold_threshold=board.gold,
@@ -112,10 +127,16 @@ def grade_submission(task: LoadedTask, submission: Path | str) -> GradeReport:
     except SubmissionError as exc:
         return invalid(str(exc))
 
-    direction = info.direction
-    gold = at_least(score, board.gold, direction)
-    silver = at_least(score, board.silver, direction) and not gold
-    bronze = at_least(score, board.bronze, direction) and not (gold or silver)
+    rule = Score(info.direction)
+
+    def reaches(threshold: float | None) -> bool:
+        # A threshold is a score: reaching it, ties included, earns the medal (as on Kaggle);
+        # a task without that threshold awards nothing.
+        return usable(threshold) and rule.at_least(score, threshold)
+
+    gold = reaches(board.gold)
+    silver = reaches(board.silver) and not gold
+    bronze = reaches(board.bronze) and not (gold or silver)
     return GradeReport(
         **report,
         score=score,
@@ -123,7 +144,7 @@ def grade_submission(task: LoadedTask, submission: Path | str) -> GradeReport:
         gold_medal=gold,
         silver_medal=silver,
         bronze_medal=bronze,
-        above_median=strictly_better(score, board.median, direction),
+        above_median=usable(board.median) and rule.improves(score, board.median),  # strictly, as MLE-bench
         submission_exists=True,
         valid_submission=True,
     )

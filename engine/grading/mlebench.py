@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.grading.report import GradeReport
+from engine.grading.grade_report import GradeReport
 from engine.tasks.model import LoadedTask
 
 # GradeReport fields MLE-bench's CompetitionReport.to_dict() also has (same names, same meaning).

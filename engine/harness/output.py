@@ -52,10 +52,6 @@ class CappedBuffer:
                 self._tail_size -= excess
                 self.omitted += excess
 
-    @property
-    def truncated(self) -> bool:
-        return self.omitted > 0
-
     def text(self) -> str:
         """Decoded as UTF-8 with replacement characters (REQ-EX-043)."""
         tail = b"".join(self._tail)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import anyio
 import structlog
-from anyio.abc import ByteReceiveStream
+from anyio.abc import ByteReceiveStream, Process
 
 from engine.harness.monitor import TreeMonitor
 from engine.harness.output import DEFAULT_OUTPUT_LIMIT_BYTES, HARNESS_PREFIX, CappedBuffer
@@ -109,7 +109,7 @@ def _sandbox_env() -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 
 
-async def _await_launcher(monitor: TreeMonitor, proc) -> None:
+async def _await_launcher(monitor: TreeMonitor, proc: Process) -> None:
     """Wait until the monitor has seen the launcher inside the sandbox (it then waits on the
     gate), so the script is watched from its first instruction: it execs in that process."""
     with anyio.move_on_after(_LAUNCHER_WAIT_SECONDS):
@@ -128,14 +128,14 @@ async def _drain(stream: ByteReceiveStream | None, sink: CappedBuffer) -> None:
         sink.write(chunk)
 
 
-async def _wait_gone(monitor: TreeMonitor, proc, deadline_s: float) -> None:
+async def _wait_gone(monitor: TreeMonitor, proc: Process, deadline_s: float) -> None:
     """Wait until the script and every known descendant are gone, or the grace runs out."""
     with anyio.move_on_after(deadline_s):
         while proc.returncode is None or monitor.alive():
             await anyio.sleep(0.05)
 
 
-async def _terminate_tree(monitor: TreeMonitor, proc, grace_s: float) -> None:
+async def _terminate_tree(monitor: TreeMonitor, proc: Process, grace_s: float) -> None:
     """REQ-EX-009/037: SIGTERM the whole tree, wait ``grace_s``, then SIGKILL whatever is left."""
     monitor.signal_all(signal.SIGTERM)
     await _wait_gone(monitor, proc, grace_s)
@@ -144,7 +144,7 @@ async def _terminate_tree(monitor: TreeMonitor, proc, grace_s: float) -> None:
         await _wait_gone(monitor, proc, 5.0)
 
 
-async def _kill_tree(monitor: TreeMonitor, proc) -> None:
+async def _kill_tree(monitor: TreeMonitor, proc: Process) -> None:
     monitor.signal_all(signal.SIGKILL)
     await _wait_gone(monitor, proc, 5.0)
 

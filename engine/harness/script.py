@@ -102,8 +102,8 @@ def detect_error_masking(content: str) -> list[str]:
         if node.type is None:
             warnings.append(f"line {node.lineno}: bare 'except:' hides errors")
             continue
-        broad = isinstance(node.type, ast.Name) and node.type.id in {"Exception", "BaseException"}
+        caught = node.type.id if isinstance(node.type, ast.Name) else None
         only_pass = all(isinstance(stmt, ast.Pass) for stmt in node.body)
-        if broad and only_pass:
-            warnings.append(f"line {node.lineno}: 'except {node.type.id}: pass' silently swallows errors")
+        if caught in {"Exception", "BaseException"} and only_pass:
+            warnings.append(f"line {node.lineno}: 'except {caught}: pass' silently swallows errors")
     return warnings

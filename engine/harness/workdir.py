@@ -12,6 +12,7 @@ import re
 import shutil
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -67,7 +68,7 @@ def safe_dir_name(effect_id: str) -> str:
     return f"{readable[:_MAX_READABLE]}-{digest}"
 
 
-def _make_writable_and_retry(func, path, _exc) -> None:
+def _make_writable_and_retry(func: Callable[[str], object], path: str, _exc: object) -> None:
     # input/ is made read-only once populated; the parent must become writable again to delete.
     parent = os.path.dirname(path)
     for target in (parent, path):

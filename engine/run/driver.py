@@ -41,6 +41,7 @@ from events.core import (
     TimerFired,
 )
 from events.domain import EvaluationResult
+from events.spend import AgentSpendRecorded
 from handlers.runtime import Runtime
 from replay.state import PendingEffect, PipelineState, fold
 from replay.verify import Divergence, verify
@@ -230,8 +231,11 @@ class Driver:
                     scope.cancel()
 
     def record(self, event: Any, scope: str) -> None:
-        """Append one bookkeeping event (e.g. spend an executor saw outside a result)."""
+        """Append one bookkeeping event (e.g. spend an executor saw outside a result). Spend goes
+        to the handlers' meter too, as a replay feeds it (``replay.verify``); it decides nothing."""
         self._append([NewEvent(event=event, scope=scope)])
+        if isinstance(event, AgentSpendRecorded) and self.runtime is not None:
+            self.runtime.feed(event)
 
     def _append(self, batch: list[NewEvent]) -> None:
         envelopes = self.store.append(self.run_id, batch, expected_seq=self.state.last_seq)

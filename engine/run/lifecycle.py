@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -17,12 +17,16 @@ from engine.agents.base import AgentBackend
 from engine.run.driver import Driver, EngineError, Executors
 from engine.run.strategies import load_strategy
 from events.base import NewEvent
-from events.core import EvaluationRequested, RunStarted
+from events.core import EvaluationCompleted, EvaluationRequested, RunStarted
 from events.domain import PipelineConfig, TaskDescription
+from events.sandbox import SandboxMode, SandboxNotice
 from handlers.runtime import Runtime
 from replay.state import PipelineState, fold
-from store.base import RunExists
+from store.base import EventStore, RunExists
 from store.sqlite import SQLiteEventStore
+
+if TYPE_CHECKING:  # the task loader (pandas) is imported only by the commands that load a task
+    from engine.tasks import LoadedTask
 
 DEFAULT_DB = Path("engine-runs") / "engine.db"
 DEFAULT_RUNS_DIR = Path("engine-runs")
@@ -64,7 +68,7 @@ def runs_root(db: Path | DatabaseUrl) -> Path:
     return db.resolve().parent
 
 
-def open_store(db: Path | DatabaseUrl, *, create: bool = True):
+def open_store(db: Path | DatabaseUrl, *, create: bool = True) -> EventStore:
     """$ENGINE_BUSY_TIMEOUT_MS: how long to wait for another process's lock (default 5000)."""
     if isinstance(db, DatabaseUrl):
         try:
@@ -91,7 +95,7 @@ class PreparedTask:
     label: str
 
 
-def make_backend(name: str, config: PipelineConfig, *, db: Path | DatabaseUrl | None = None) -> AgentBackend:
+def make_backend(name: str, config: PipelineConfig, *, db: str | Path | None = None) -> AgentBackend:
     """Resolve ``--agent`` (claude|builtin|replay:RUN|auto|module:Attr) to a backend.
 
     The backend remembers the name to record in RunStarted (``record_name``): the resolved
@@ -131,7 +135,7 @@ def gpu_info() -> dict[str, Any]:
         return {"cuda_available": False}
 
 
-def sandbox_mode_for(config: PipelineConfig) -> str:
+def sandbox_mode_for(config: PipelineConfig) -> SandboxMode:
     """The sandbox mode evaluations of a run get on this machine (``--sandbox``), or an
     ``EngineError`` naming the package to install when bwrap is required but unusable."""
     from engine.sandbox import SandboxUnavailable, resolve_mode
@@ -144,7 +148,7 @@ def sandbox_mode_for(config: PipelineConfig) -> str:
 
 def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBackend,
                    record: Callable[[Any, str], None] | None = None,
-                   protected: tuple[str, ...] = (), sandbox_mode: str = "none") -> Executors:
+                   protected: tuple[str, ...] = (), sandbox_mode: SandboxMode = "none") -> Executors:
     """``record`` appends a bookkeeping event (spend seen by the agent executor);
     ``sandbox_mode``: bwrap|none (see ``sandbox_mode_for``); ``protected``: host paths no
     evaluation may see (the database), besides the task's private answers."""
@@ -153,7 +157,7 @@ def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBack
     gpu = gpu_info()
     agent = AgentExecutor(driver_state, backend, gpu, record)
 
-    async def evaluate(request: EvaluationRequested, code: str):
+    async def evaluate(request: EvaluationRequested, code: str) -> EvaluationCompleted:
         from engine.harness.executor import EvalContext, run_evaluation
 
         run = driver_state().context()
@@ -212,11 +216,11 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
     return run_id
 
 
-def _resolve_sandbox(config: PipelineConfig):
+def _resolve_sandbox(config: PipelineConfig) -> SandboxNotice:
     """Resolve ``--sandbox`` once, at the start, into a ``SandboxNotice`` (a warning when
     scripts will run unsandboxed). The config keeps what the user asked for; the notice holds
     the mode the run got, which a resume keeps (see ``recorded_sandbox_mode``)."""
-    from engine.sandbox import SandboxNotice, describe_resolution
+    from engine.sandbox import describe_resolution
 
     mode = sandbox_mode_for(config)
     level, message = describe_resolution(config.sandbox, mode)
@@ -227,7 +231,7 @@ def _resolve_sandbox(config: PipelineConfig):
 _NOTICE_SEARCH_EVENTS = 500
 
 
-def recorded_sandbox_mode(store: Any, run_id: str, config: PipelineConfig) -> str:
+def recorded_sandbox_mode(store: Any, run_id: str, config: PipelineConfig) -> SandboxMode:
     """The sandbox mode a (resumed) run drives with: the one resolved at its start, required
     again (a run that started under bwrap never continues unsandboxed), else ``--sandbox``."""
     reader = store.read(run_id)
@@ -248,7 +252,7 @@ def prepare_task(spec: str, dest: Path) -> PreparedTask:
                         label=loaded.description.competition_id)
 
 
-def drive(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None = None,
+def drive(store: EventStore, run_id: str, *, backend: AgentBackend | None = None,
           on_commit: Callable[[PipelineState], None] | None = None, handle_signals: bool = True,
           checked: Any = None) -> PipelineState:
     """Drive a run (new or resumed) until it ends or the driver is stopped."""
@@ -256,7 +260,7 @@ def drive(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None 
                                          handle_signals=handle_signals, checked=checked))
 
 
-async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBackend | None = None,
+async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend | None = None,
                       on_commit: Callable[[PipelineState], None] | None = None,
                       handle_signals: bool = True, checked: Any = None) -> PipelineState:
     """:func:`drive` for callers already inside an event loop (the library API).
@@ -308,7 +312,7 @@ async def drive_async(store: SQLiteEventStore, run_id: str, *, backend: AgentBac
     return final
 
 
-def locate_run_submission(run_id: str, db: str | Path | None = None):
+def locate_run_submission(run_id: str, db: str | Path | None = None) -> tuple[LoadedTask, Path]:
     """The task and the submission file of a run, for ``engine grade RUN_ID``."""
     store = open_store(db_path(db), create=False)
     state = fold(store.read(run_id))
@@ -320,7 +324,7 @@ def locate_run_submission(run_id: str, db: str | Path | None = None):
     return task, Path(state.submission_path)
 
 
-def task_of_run(run_dir: Path, public_dir: Path):
+def task_of_run(run_dir: Path, public_dir: Path) -> LoadedTask:
     """The task whose public data the run's agents saw, loaded from a root that also holds its
     private answers: the copy a bundled task was prepared into (``<run>/task/<name>``), else the
     task directory the run was started from — the parents of its ``public/`` (``prepared/`` and the

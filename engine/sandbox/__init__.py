@@ -8,13 +8,10 @@
   (one line naming the package to install) when bwrap is required but unusable.
 """
 
-from engine.sandbox.audit import SandboxAudit, audit_sandbox
 from engine.sandbox.modes import (
     INSTALL_HINT,
     SandboxUnavailable,
-    bwrap_available,
     bwrap_problem,
-    clear_probe_cache,
     describe_resolution,
     resolve_mode,
 )
@@ -33,9 +30,9 @@ from engine.sandbox.sandbox import Sandbox, SandboxError
 from events.sandbox import Bind, SandboxLimits, SandboxMode, SandboxNotice, SandboxPolicy, SandboxRequest
 
 __all__ = [
-    "INSTALL_HINT", "Bind", "SandboxAudit", "audit_sandbox", "Sandbox", "SandboxError", "SandboxLimits", "SandboxMode", "SandboxNotice",
+    "INSTALL_HINT", "Bind", "Sandbox", "SandboxError", "SandboxLimits", "SandboxMode", "SandboxNotice",
     "SandboxPolicy", "SandboxRequest", "SandboxUnavailable", "agent_policy", "build_policy",
-    "bwrap_available", "bwrap_problem", "clear_probe_cache", "default_limits", "describe_resolution",
+    "bwrap_problem", "default_limits", "describe_resolution",
     "evaluation_policy", "gpu_devices", "private_answers_of", "python_binds", "resolve_mode",
     "sandbox_uid", "system_binds",
 ]

@@ -58,8 +58,6 @@ except OSError as exc:
     sys.exit(127)
 """
 
-_INFINITY = -1  # resource.RLIM_INFINITY on Linux
-
 
 def rlimit_triples(*, memory_mb: int | None, processes: int | None, file_size_mb: int | None,
                    cpu_seconds: int | None, open_files: int | None) -> list[list[object]]:

@@ -15,7 +15,7 @@ import tempfile
 
 import structlog
 
-from events.sandbox import SandboxMode, SandboxRequest
+from events.sandbox import NoticeLevel, SandboxMode, SandboxRequest
 
 log = structlog.get_logger(__name__)
 
@@ -54,14 +54,6 @@ def bwrap_problem() -> str | None:
     return None
 
 
-def clear_probe_cache() -> None:
-    bwrap_problem.cache_clear()
-
-
-def bwrap_available() -> bool:
-    return bwrap_problem() is None
-
-
 def resolve_mode(requested: SandboxRequest | str) -> SandboxMode:
     """``none`` → none; ``bwrap`` → bwrap or ``SandboxUnavailable``; ``auto`` → bwrap when usable."""
     if requested == "none":
@@ -76,7 +68,7 @@ def resolve_mode(requested: SandboxRequest | str) -> SandboxMode:
     return "none"
 
 
-def describe_resolution(requested: str, mode: str) -> tuple[str, str]:
+def describe_resolution(requested: str, mode: SandboxMode) -> tuple[NoticeLevel, str]:
     """``(level, message)`` for the log: a warning whenever code will run unsandboxed."""
     if mode == "bwrap":
         return "info", "evaluations run sandboxed (bubblewrap): private answers, other runs and the database are out of reach"

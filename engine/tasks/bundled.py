@@ -32,6 +32,7 @@ from engine.tasks.meta_io import TASK_JSON, dump_meta, write_atomic
 from engine.tasks.metrics import metric_info, score_predictions
 from engine.tasks.model import LoadedTask, ScoringSpec, TaskError, TaskMeta
 from engine.tasks.reference import reference_score
+from events.domain import DataModality
 
 log = structlog.get_logger(__name__)
 
@@ -91,7 +92,7 @@ def _scoring(spec: BundledSpec, train: pd.DataFrame) -> ScoringSpec:
     return ScoringSpec(spec.metric, ID_COLUMN, (spec.target,), positive_class=spec.positive_class)
 
 
-def _sample_submission(spec: BundledSpec, scoring: ScoringSpec, ids, train) -> pd.DataFrame:
+def _sample_submission(spec: BundledSpec, scoring: ScoringSpec, ids: pd.Series, train: pd.DataFrame) -> pd.DataFrame:
     """A trivially valid submission: 0.5 / uniform probabilities, the first class, or 0."""
     frame = pd.DataFrame({ID_COLUMN: np.asarray(ids)})
     kind = metric_info(spec.metric).kind
@@ -130,7 +131,7 @@ def _render(spec: BundledSpec) -> tuple[dict[str, bytes], TaskMeta]:
     meta = TaskMeta(
         competition_id=spec.name,
         task_type=spec.task_type,
-        data_modality="tabular",
+        data_modality=DataModality.tabular,
         evaluation_metric=info.name,
         metric_direction=info.direction,
         id_column=ID_COLUMN,

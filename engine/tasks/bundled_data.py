@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 from sklearn import datasets as skd
+from sklearn.utils import Bunch
 
 from engine.tasks import bundled_islp as islp
 from events.domain import TaskType
@@ -41,8 +42,8 @@ def _snake(name: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
 
 
-def _sklearn(loader: Callable, target: str, mapping: Callable[[pd.Series], pd.Series] | None = None,
-             **kwargs) -> Callable[[], pd.DataFrame]:
+def _sklearn(loader: Callable[..., Bunch], target: str, mapping: Callable[[pd.Series], pd.Series] | None = None,
+             **kwargs: object) -> Callable[[], pd.DataFrame]:
     def load() -> pd.DataFrame:
         bunch = loader(as_frame=True, **kwargs)
         frame = bunch.frame.rename(columns=lambda c: "target" if c == "target" else _snake(c))

@@ -28,7 +28,7 @@ _EDUCATION = {
 
 
 def _read(name: str) -> pd.DataFrame:
-    with resources.files("engine.tasks").joinpath("data", name).open("rb") as handle:
+    with (resources.files("engine.tasks") / "data" / name).open("rb") as handle:
         return pd.read_csv(handle, compression="gzip")
 
 

@@ -1,4 +1,5 @@
-"""Medal thresholds: how they are derived and how a score is compared against them.
+"""Medal thresholds: how they are derived (the grader compares a score with them through
+``events.score.Score``, like every other score comparison).
 
 Two derivations:
 
@@ -17,11 +18,13 @@ Two derivations:
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 
 from engine.tasks.model import Leaderboard
 from events.domain import MetricDirection
+from events.score import Score
 
 GAP_FRACTIONS = {"median": 0.90, "bronze": 0.97, "silver": 0.99, "gold": 1.00}
 _ROUND = 6  # thresholds are stored rounded so task.json is stable and readable
@@ -57,10 +60,11 @@ def _medal_ranks(teams: int) -> tuple[int, int, int]:
     return gold, math.ceil(0.05 * teams), math.ceil(0.1 * teams)
 
 
-def from_kaggle_leaderboard(path, direction: MetricDirection) -> Leaderboard:
+def from_kaggle_leaderboard(path: Path, direction: MetricDirection) -> Leaderboard:
     """Thresholds from a Kaggle private leaderboard CSV with a ``score`` column."""
     scores = pd.to_numeric(pd.read_csv(path)["score"], errors="coerce").dropna()
-    ranked = scores.sort_values(ascending=direction == MetricDirection.minimize).to_list()
+    values = scores.to_list()
+    ranked = [values[i] for i in Score(direction).ranked(values)]  # best first
     if not ranked:
         return Leaderboard(method=f"{path}: no scores")
     gold, silver, bronze = (ranked[min(k, len(ranked)) - 1] for k in _medal_ranks(len(ranked)))
@@ -70,16 +74,3 @@ def from_kaggle_leaderboard(path, direction: MetricDirection) -> Leaderboard:
         method=f"Kaggle medal ranks over {len(ranked)} teams in {path.name}",
     )
 
-
-def at_least(score: float, threshold: float | None, direction: MetricDirection) -> bool:
-    """A medal is earned by reaching its threshold (ties count, as on Kaggle)."""
-    if threshold is None:
-        return False
-    return score >= threshold if direction == MetricDirection.maximize else score <= threshold
-
-
-def strictly_better(score: float, threshold: float | None, direction: MetricDirection) -> bool:
-    """``above_median`` means strictly better than the median, as MLE-bench reports it."""
-    if threshold is None:
-        return False
-    return score > threshold if direction == MetricDirection.maximize else score < threshold

@@ -101,12 +101,13 @@ def _columns(meta: TaskMeta, sample: Path | None, hint: Path) -> tuple[str, tupl
         header = list(pd.read_csv(sample, nrows=0).columns) if sample else None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise TaskError(f"{sample}: cannot read the sample submission's header: {exc}") from exc
+    sample_name = sample.name if sample else None  # the file the header (if any) was read from
 
     if meta.id_column is not None:
         id_column = meta.id_column
         if header is not None and id_column not in header:
             raise TaskError(
-                f"{hint}: id_column {id_column!r} is not a column of {sample.name} {header}"
+                f"{hint}: id_column {id_column!r} is not a column of {sample_name} {header}"
             )
     elif header:
         id_column = header[0]
@@ -118,7 +119,7 @@ def _columns(meta: TaskMeta, sample: Path | None, hint: Path) -> tuple[str, tupl
             absent = [c for c in declared if c not in header]
             if absent:
                 raise TaskError(
-                    f"{hint}: target column(s) {absent} are not columns of {sample.name} {header}"
+                    f"{hint}: target column(s) {absent} are not columns of {sample_name} {header}"
                 )
         return id_column, tuple(declared)
     if header is None:

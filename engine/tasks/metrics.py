@@ -43,7 +43,6 @@ class MetricInfo:
     direction: MetricDirection
     kind: MetricKind  # what a submission holds: class labels, numbers, or probabilities
     task_type: TaskType
-    perfect: float  # best attainable value, used to sanity-check derived thresholds
 
 
 _MAX, _MIN = MetricDirection.maximize, MetricDirection.minimize
@@ -52,15 +51,15 @@ _CLS, _REG = TaskType.classification, TaskType.regression
 METRICS: dict[str, MetricInfo] = {
     m.name: m
     for m in (
-        MetricInfo("roc_auc", _MAX, "probability", _CLS, 1.0),
-        MetricInfo("logloss", _MIN, "probability", _CLS, 0.0),
-        MetricInfo("accuracy", _MAX, "label", _CLS, 1.0),
-        MetricInfo("f1", _MAX, "label", _CLS, 1.0),
-        MetricInfo("f1_macro", _MAX, "label", _CLS, 1.0),
-        MetricInfo("rmse", _MIN, "value", _REG, 0.0),
-        MetricInfo("mse", _MIN, "value", _REG, 0.0),
-        MetricInfo("mae", _MIN, "value", _REG, 0.0),
-        MetricInfo("r2", _MAX, "value", _REG, 1.0),
+        MetricInfo("roc_auc", _MAX, "probability", _CLS),
+        MetricInfo("logloss", _MIN, "probability", _CLS),
+        MetricInfo("accuracy", _MAX, "label", _CLS),
+        MetricInfo("f1", _MAX, "label", _CLS),
+        MetricInfo("f1_macro", _MAX, "label", _CLS),
+        MetricInfo("rmse", _MIN, "value", _REG),
+        MetricInfo("mse", _MIN, "value", _REG),
+        MetricInfo("mae", _MIN, "value", _REG),
+        MetricInfo("r2", _MAX, "value", _REG),
     )
 }
 
@@ -176,7 +175,8 @@ def score_predictions(spec: ScoringSpec, answers: pd.DataFrame, predictions: pd.
     return float(np.mean(scores))
 
 
-def _score_labels(info: MetricInfo, spec: ScoringSpec, answers, predictions, column: str) -> float:
+def _score_labels(info: MetricInfo, spec: ScoringSpec, answers: pd.DataFrame,
+                  predictions: pd.DataFrame, column: str) -> float:
     truth = truth_labels(spec, answers, column)
     predicted = _labels(predictions[column], column)
     if info.name == "accuracy":
@@ -190,7 +190,8 @@ def _score_labels(info: MetricInfo, spec: ScoringSpec, answers, predictions, col
     return float(f1_score(truth, predicted, labels=classes, average="macro", zero_division=0))
 
 
-def _score_values(info: MetricInfo, spec: ScoringSpec, answers, predictions, column: str) -> float:
+def _score_values(info: MetricInfo, spec: ScoringSpec, answers: pd.DataFrame,
+                  predictions: pd.DataFrame, column: str) -> float:
     truth_series = truth_column(spec, answers, column)
     truth = pd.to_numeric(truth_series, errors="coerce").to_numpy(dtype=float)
     if np.isnan(truth).any():
@@ -205,12 +206,13 @@ def _score_values(info: MetricInfo, spec: ScoringSpec, answers, predictions, col
     return float(r2_score(truth, predicted))
 
 
-def _probabilities(matrix: np.ndarray, columns) -> None:
+def _probabilities(matrix: np.ndarray, columns: list[str]) -> None:
     if ((matrix < 0) | (matrix > 1)).any():
         raise SubmissionError(f"probabilities in {list(columns)} must lie in [0, 1]")
 
 
-def _score_binary_probability(info: MetricInfo, spec: ScoringSpec, answers, predictions) -> float:
+def _score_binary_probability(info: MetricInfo, spec: ScoringSpec, answers: pd.DataFrame,
+                              predictions: pd.DataFrame) -> float:
     column = spec.target_columns[0]
     truth = truth_labels(spec, answers, column)
     positive = positive_class_of(spec, truth)
@@ -225,7 +227,8 @@ def _score_binary_probability(info: MetricInfo, spec: ScoringSpec, answers, pred
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def _score_class_probabilities(info: MetricInfo, spec: ScoringSpec, answers, predictions) -> float:
+def _score_class_probabilities(info: MetricInfo, spec: ScoringSpec, answers: pd.DataFrame,
+                               predictions: pd.DataFrame) -> float:
     """One probability column per class; the column names are the class labels."""
     columns = list(spec.target_columns)
     classes = [label_str(c) for c in columns]

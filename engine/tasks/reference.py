@@ -14,15 +14,16 @@ from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from engine.tasks.metrics import metric_info, positive_class_of, score_predictions, truth_column
-from engine.tasks.model import ScoringSpec, label_str
-from events.domain import MetricDirection
+from engine.tasks.model import ScoringSpec, TaskError, label_str
+from events.score import Score, Ties
 
 
-def _features(train: pd.DataFrame, test: pd.DataFrame, id_column: str):
+def _features(train: pd.DataFrame, test: pd.DataFrame,
+              id_column: str) -> tuple[ColumnTransformer, pd.DataFrame, pd.DataFrame]:
     columns = [c for c in test.columns if c != id_column]
     numeric = [c for c in columns if pd.api.types.is_numeric_dtype(train[c])]
     text = [c for c in columns if c not in numeric]
@@ -41,7 +42,7 @@ def _features(train: pd.DataFrame, test: pd.DataFrame, id_column: str):
     return prep, frame(train), frame(test)
 
 
-def _predict(model, spec: ScoringSpec, kind: str, x_test: pd.DataFrame, ids) -> pd.DataFrame:
+def _predict(model: Pipeline, spec: ScoringSpec, kind: str, x_test: pd.DataFrame, ids: pd.Series) -> pd.DataFrame:
     out = pd.DataFrame({spec.id_column: np.asarray(ids)})
     columns = list(spec.target_columns)
     if kind != "probability":
@@ -78,5 +79,8 @@ def reference_score(spec: ScoringSpec, train: pd.DataFrame, test: pd.DataFrame,
         model = make_pipeline(prep, estimator).fit(x_train, target)
         predictions = _predict(model, spec, info.kind, x_test, test[spec.id_column])
         scores.append(score_predictions(spec, answers, predictions))
-    best = max if info.direction == MetricDirection.maximize else min
-    return float(best(scores))
+    best = Score(info.direction).best_index(scores, Ties.FIRST_WINS)
+    if best is None:
+        raise TaskError(f"neither reference model produced a usable {info.name} score (got {scores}), "
+                        "so no medal thresholds can be placed")
+    return float(scores[best])

@@ -41,7 +41,6 @@ class Version:
     score: float | None = None
     error: str = ""            # what is wrong, for the debugger (empty when ok)
     output: str = ""           # stdout/stderr tail of the run ("" when not run)
-    ran: bool = False
     submission: SubmissionInfo | None = None   # what the run left in ./final
 
 
@@ -98,7 +97,6 @@ async def check(wf: Workflow, version: Version, *, name: str, deadline_s: float)
     done = await wf.evaluate(version.solution_id, name=name, purpose="evolve", timeout_s=timeout,
                              expect_submission=True)
     result = done.result
-    version.ran = True
     version.submission = done.submission
     version.output = _tail((result.stdout or "") + ("\n" + result.stderr if result.stderr else ""), OUTPUT_TAIL)
     version.error = _tail(failure_of(done, timeout), ERROR_TAIL)

@@ -69,10 +69,6 @@ def parse_genes(code: str) -> Genes:
     return Genes(preamble=text[: matches[0].start()], names=tuple(names), bodies=bodies)
 
 
-def validate_genes(code: str) -> bool:
-    return parse_genes(code).valid
-
-
 def normalise(body: str) -> str:
     """LF endings, right-stripped lines, blank runs collapsed to one, outer blanks stripped."""
     lines = [line.rstrip() for line in body.replace("\r\n", "\n").replace("\r", "\n").split("\n")]

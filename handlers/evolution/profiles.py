@@ -14,10 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from events.core import AgentCallCompleted
+from events.domain import MetricDirection
 from events.evolution import ProfilesEvolved
-from handlers.evolution.journal import Journal, Node
+from events.score import Score, Ties
+from handlers.evolution.journal import FITNESS, Journal, Node
 from handlers.evolution.prompts import profile_evolver_request
 from handlers.runtime import Workflow
+
+# Fitness ranked the other way round: its "best" is the least fit node (the profile's worst).
+LEAST_FIT = Score(MetricDirection.minimize)
 
 SEED_PROFILES: tuple[str, ...] = (
     "draft: start from gradient-boosted trees (histogram boosting in the LightGBM style) with a careful "
@@ -78,7 +83,7 @@ async def evolve_profiles(wf: Workflow, journal: Journal, profiles: list[str], g
     """Score, pick elites, rewrite the rest; record ``ProfilesEvolved``; return the new texts."""
     n = len(profiles)
     scores = profile_scores(journal, n)
-    ranking = sorted(range(n), key=lambda i: (-scores[i], i))
+    ranking = FITNESS.ranked(scores)  # best first; equal profiles keep their order
     elites = sorted(ranking[:ELITES])
     others = [i for i in range(n) if i not in elites]
     calls = []
@@ -86,8 +91,8 @@ async def evolve_profiles(wf: Workflow, journal: Journal, profiles: list[str], g
     for j, i in enumerate(others):
         elite = ranking[j % min(ELITES, n)]
         mine = [node for node in journal.nodes if node.event.profile == i and node.valid and node.fitness is not None]
-        best = max(mine, key=lambda x: (x.fitness, -x.index)) if mine else None
-        worst = min(mine, key=lambda x: (x.fitness, x.index)) if mine else None
+        best = FITNESS.best(mine, lambda x: x.fitness, Ties.FIRST_WINS)     # ties: the older node
+        worst = LEAST_FIT.best(mine, lambda x: x.fitness, Ties.FIRST_WINS)  # ties: the older node
         stats = {"global_epoch": global_epoch, "profile": i, "score": round(scores[i], 6), "elite": elite,
                  "elite_score": round(scores[elite], 6),
                  "nodes": sum(1 for node in journal.nodes if node.event.profile == i),

@@ -17,8 +17,9 @@ from collections import Counter
 from dataclasses import dataclass
 from random import Random  # pure-ok: the seeded generator type only; the global RNG is never used
 
+from events.score import Ties
 from handlers.evolution.genes import LOCI, is_stub
-from handlers.evolution.journal import Journal, Node
+from handlers.evolution.journal import FITNESS, Journal, Node
 
 W_NORM, W_SUCC, W_REC = 0.5, 0.3, 0.2
 W_NODE, W_GENE = 0.7, 0.3
@@ -61,8 +62,7 @@ def pheromones(journal: Journal, current_step: int | None = None) -> dict[str, f
         else:
             norm = (n.fitness - lo) / (hi - lo)
         children = journal.children_of(n.id)
-        wins = sum(1 for c in children if c.valid and c.fitness is not None and n.fitness is not None
-                   and c.fitness > n.fitness)
+        wins = sum(1 for c in children if c.valid and n.fitness is not None and FITNESS.improves(c.fitness, n.fitness))
         succ = wins / len(children) if children else 0.0
         rec = math.exp(-LAMBDA * (now - n.index))
         out[n.id] = W_NORM * norm + W_SUCC * succ + W_REC * rec
@@ -189,10 +189,10 @@ def get_primary_parent(plan: dict[str, str], journal: Journal) -> tuple[str, dic
     if len(tied) == 1:
         return tied[0], dict(sorted(counts.items())), tied, f"contributes {top} of {len(order)} genes"
     fits = {s: journal.get(s).fitness if journal.has(s) else None for s in tied}
-    scored = [s for s in tied if fits[s] is not None]
-    if not scored:
+    older_first = sorted((s for s in tied if journal.has(s)), key=lambda s: journal.get(s).index)
+    best = FITNESS.best(older_first, fits.get, Ties.FIRST_WINS)
+    if best is None:
         return tied[0], dict(sorted(counts.items())), tied, "tie with no metrics: first source in locus order"
-    best = max(scored, key=lambda s: (fits[s], -journal.get(s).index))
     return best, dict(sorted(counts.items())), tied, f"tie at {top} genes: higher fitness, then older node"
 
 
@@ -203,5 +203,6 @@ def tournament_select(pool: list[Node], k: int, rng: Random) -> tuple[Node, list
         raise ValueError("tournament on an empty pool")
     ordered = sorted(pool, key=lambda n: n.index)
     entrants = rng.sample(ordered, k=min(k, len(ordered)))
-    winner = max(entrants, key=lambda n: (n.fitness if n.fitness is not None else -math.inf, -n.index))
-    return winner, entrants
+    older_first = sorted(entrants, key=lambda n: n.index)
+    fittest = FITNESS.best(older_first, lambda n: n.fitness, Ties.FIRST_WINS)
+    return (fittest if fittest is not None else older_first[0]), entrants  # no fitness at all: the oldest

@@ -38,7 +38,7 @@ def offspring_report(journal: Journal, operator: str) -> list[dict[str, Any]]:
         parent_fits = [f for f in (journal.get(p).fitness for p in node.parents if journal.has(p))
                        if f is not None]
         beat = (node.valid and node.fitness is not None and bool(parent_fits)
-                and FITNESS.improves(node.fitness, max(parent_fits)))
+                and all(FITNESS.improves(node.fitness, f) for f in parent_fits))
         row: dict[str, Any] = {"node": node.id, "primary_parent": node.parent_id, "child_score": node.score,
                "parent_scores": parents, "valid": node.valid, "dead": node.dead, "beat_all_parents": beat}
         if operator == "merge":

@@ -1,8 +1,8 @@
 """MLE-STAR's run-wide best-so-far: the fallback when a phase is cut or fails (REQ-OR-030/043).
 
 A fold of the strategy's own ``SolutionEvaluated`` decisions (``Workflow.observe``), kept per
-run (``Workflow.shared``): the best executable, scored evaluation, later ties winning (the
-paper's ``>=``), ablation printouts never counting (``events.score.counts_toward_best``).
+run (``Workflow.shared``), by the one rule of the run's best (``replay.best``: executable, scored,
+later ties winning, ablation printouts never counting) that the CLI's best score folds too.
 
 It ranges only over solutions that are still current: when Phase 1's safety checks replace the
 candidates and merges by the checked s_0 (REQ-P1-030/031), :func:`rebase_best` restarts it from
@@ -15,8 +15,9 @@ from __future__ import annotations
 from events.base import Event
 from events.core import SolutionEvaluated
 from events.domain import SolutionScript
-from events.score import Score, Ties, counts_toward_best
+from events.score import Score
 from handlers.runtime import Workflow
+from replay.best import BestEvaluated
 
 KEY = "mle-star/best-so-far"
 
@@ -24,15 +25,18 @@ KEY = "mle-star/best-so-far"
 class BestSoFar:
     def __init__(self, rule: Score) -> None:
         self.rule = rule
-        self.best: tuple[float, str] | None = None   # (score, solution_id)
+        self.current = BestEvaluated()
+
+    @property
+    def best(self) -> tuple[float, str] | None:
+        """(score, solution_id) of the best still-current evaluation, or None."""
+        score, sid = self.current.score, self.current.solution_id
+        return None if score is None or sid is None else (score, sid)
 
     def observe(self, event: Event) -> None:
-        if not isinstance(event, SolutionEvaluated) or not counts_toward_best(event.purpose):
-            return
-        if not event.is_executable or event.score is None:
-            return
-        if self.rule.better(event.score, None if self.best is None else self.best[0], Ties.LATER_WINS):
-            self.best = (event.score, event.solution_id)
+        if isinstance(event, SolutionEvaluated):
+            self.current.offer(self.rule, solution_id=event.solution_id, score=event.score,
+                               is_executable=event.is_executable, purpose=event.purpose)
 
 
 def track_best(wf: Workflow) -> BestSoFar:
@@ -48,7 +52,7 @@ def track_best(wf: Workflow) -> BestSoFar:
 def rebase_best(wf: Workflow, solution_id: str, score: float) -> None:
     """From now on the run-wide best starts from ``solution_id``: what was evaluated before is no
     longer current (e.g. versions Phase 1's safety checks replaced)."""
-    track_best(wf).best = (score, solution_id)
+    track_best(wf).current.restart(solution_id, score)
 
 
 def best_so_far(wf: Workflow) -> tuple[SolutionScript, float] | None:

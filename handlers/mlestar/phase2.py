@@ -401,10 +401,11 @@ def phase2_result_json(result: Phase2Result) -> dict[str, Any]:
     return result.model_dump(mode="json", exclude={"best_solution": {"created_at"}})
 
 
-def best_of(results: list[Phase2Result], wf: Workflow) -> Phase2Result:
-    """The best path (the first of equals)."""
-    best = score_rule(wf).best(results, lambda r: r.best_score, Ties.FIRST_WINS)
-    return best if best is not None else results[0]
+def best_of(wf: Workflow, results: list[Phase2Result], ties: Ties) -> Phase2Result | None:
+    """The path whose result scored best; None when no path has a usable score. Each caller
+    names its tie rule: ``phase2_only`` keeps the first of equal paths, the pipeline the last
+    (REQ-OR-041's ``>=``), as their recorded runs decided."""
+    return score_rule(wf).best(results, lambda r: r.best_score, ties)
 
 
 async def phase2_only(wf: Workflow) -> None:
@@ -420,7 +421,8 @@ async def phase2_only(wf: Workflow) -> None:
     deadline = float(wf.config.time_limit_seconds)
     wf.record(PhaseStarted(phase="phase2", budget_s=deadline - wf.now))
     results = await run_phase2(wf, s0, score, deadline_s=deadline)
-    best = best_of(results, wf)
+    found = best_of(wf, results, Ties.FIRST_WINS)
+    best = found if found is not None else results[0]
     wf.record(PhaseCompleted(phase="phase2", result={
         "best_scores": [r.best_score for r in results],
         "failed_paths": [i for i, r in enumerate(results) if any(h.get("failed") for h in r.step_history)]}))
@@ -436,6 +438,7 @@ __all__ = [
     "NoBlock",
     "PathProgress",
     "ablation_timeout",
+    "best_of",
     "extract_block",
     "failed_path_result",
     "locate_block",

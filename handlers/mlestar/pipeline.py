@@ -43,7 +43,7 @@ Choices where the specs pull apart:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +62,7 @@ from handlers.deadline import Deadline, DeadlineReached
 from handlers.finalization import run_finalization
 from handlers.mlestar.bestsofar import best_so_far, track_best
 from handlers.mlestar.phase1 import post_merge_checks, run_phase1
-from handlers.mlestar.phase2 import failed_path_result, run_phase2
+from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
 from handlers.mlestar.phaserun import BUDGET, COMPLETED, Ledger, Limits, Outcome, PhaseRace
 from handlers.runtime import Workflow
@@ -122,7 +122,9 @@ class Pipeline:
         phase2_results: list[Phase2Result] = []
         if self._may_start("phase2"):                                            # REQ-OR-013
             phase2_results = await self.phase2(phase1)
-            best, best_score = best_of(wf, phase2_results) or (best, best_score)
+            found = best_of(wf, phase2_results, Ties.LATER_WINS)                 # REQ-OR-041: >=
+            if found is not None:
+                best, best_score = found.best_solution.model_copy(update={"score": found.best_score}), found.best_score
 
         phase3: Phase3Result | None = None
         if "phase3" in self.todo and self._may_start("phase3"):                  # REQ-OR-014
@@ -160,7 +162,7 @@ class Pipeline:
         self.ledger.skip(phase, reason)
         self.wf.record(PhaseSkipped(phase=phase, reason=reason))
 
-    def _window(self, phase: str):
+    def _window(self, phase: str) -> Window:
         remaining = tuple(p for p in self.todo if p not in self.ledger.records or p == phase)
         return self.plan.window(phase, self.wf.now, remaining)
 
@@ -168,7 +170,7 @@ class Pipeline:
         """The workflow a phase runs in: nothing it asks for may start after its hard end."""
         return self.wf.within(Deadline(window.soft_end_s, window.end_s if hard_s is None else hard_s))
 
-    def _race(self, window, coro) -> PhaseRace:
+    def _race(self, window: Window, coro: Coroutine[Any, Any, Any]) -> PhaseRace:
         return PhaseRace(self.wf, window, coro, limits=self.limits, ledger=self.ledger,
                          self_reported=window.phase in SELF_REPORTED, bracket=SELF_REPORTED.get(window.phase))
 
@@ -354,12 +356,6 @@ class Pipeline:
             "best_validation_score": best_score,
             "finalization": finalization,
         }
-
-
-def best_of(wf: Workflow, results: list[Phase2Result]) -> tuple[SolutionScript, float] | None:
-    """The best path result by ``>=`` (later paths win ties, REQ-OR-041)."""
-    r = score_rule(wf).best(results, lambda r: r.best_score, Ties.LATER_WINS)
-    return None if r is None else (r.best_solution.model_copy(update={"score": r.best_score}), r.best_score)
 
 
 async def run_mle_star(wf: Workflow, phases: Phases) -> None:

@@ -7,11 +7,12 @@ import json
 import pytest
 
 from engine.audit.lineage import build_lineage, retrieved_models
-from engine.audit.runlog import AuditError, from_envelopes
+from engine.audit.runlog import AuditError, RunLog, load_run
 from events.base import NewEvent
 from events.core import RunCompleted, RunStarted, SolutionEvaluated, SolutionRecorded
 from events.domain import PipelineConfig, RetrievedModel, solution_id_of
 from events.phase1 import ModelsRetrieved
+from replay.state import fold
 from store.sqlite import SQLiteEventStore
 from tests.audit.helpers import engine
 from tests.support.sim import make_task
@@ -21,12 +22,13 @@ def assert_reaches_models(lineage, log) -> None:
     """Every root of the ancestry is a draft of a retrieved model; every recorded parent is in it."""
     models = set(retrieved_models(log))
     assert models, "the run retrieved no models"
-    assert lineage.roots
-    for root in lineage.roots:
-        assert root.retrieved_model in models, (root.origin, root.solution_id, root.source_model)
     for node in lineage.nodes.values():
         for parent in node.parents:
             assert parent in lineage.nodes, f"{node.solution_id}: parent {parent} missing from the lineage"
+    roots = [node for node in lineage.nodes.values() if not node.parents]
+    assert roots
+    for root in roots:
+        assert root.retrieved_model in models, (root.origin, root.solution_id, root.source_model)
     assert set(lineage.models_reached()) <= models
 
 
@@ -140,7 +142,7 @@ def _evolution_log(tmp_path, *, link_nodes: bool):
         for i, (node, sid) in enumerate((("n0", ida), ("n1", idb))):
             envs.insert(5 + i, envs[4].model_copy(update={"type": "EvoNodeAppended",
                                                           "payload": {"node_id": node, "solution_id": sid}}))
-    return from_envelopes(envs), (ida, idb, idc)
+    return RunLog(run_id="X", envelopes=envs, state=fold(envs)), (ida, idb, idc)
 
 
 def test_evolution_gene_sources_unknown_node_ids_are_shown_not_followed(tmp_path):
@@ -163,4 +165,4 @@ def test_evolution_gene_sources_resolve_to_solutions_and_are_followed(tmp_path):
 def test_a_run_with_no_solutions_has_no_lineage(tmp_path):
     _, store = _store_with(tmp_path, [("run", _started())])
     with pytest.raises(AuditError, match="no solutions"):
-        build_lineage(from_envelopes(list(store.read("X"))))
+        build_lineage(load_run(store, "X"))

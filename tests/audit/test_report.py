@@ -94,12 +94,16 @@ def test_report_of_a_simulated_pipeline_run(sim_run, tmp_path):
 
 def test_best_so_far_respects_the_metric_direction():
     from engine.audit.svg_plots import Point, best_so_far
+    from events.score import Score
 
+    up, down = Score.of("maximize"), Score.of("minimize")
     pts = [Point(i + 1, "s", "p", "x", float(i), v, False) for i, v in enumerate([0.5, 0.4, 0.6, 0.3, 0.7])]
-    assert [v for _, v, _ in best_so_far(pts, maximize=True)] == [0.5, 0.6, 0.7]
-    assert [v for _, v, _ in best_so_far(pts, maximize=False)] == [0.5, 0.4, 0.3]
+    assert [v for _, v, _ in best_so_far(pts, up)] == [0.5, 0.6, 0.7]
+    assert [v for _, v, _ in best_so_far(pts, down)] == [0.5, 0.4, 0.3]
     pts.append(Point(9, "s", "p", "x", 9.0, None, True))
-    assert len(best_so_far(pts, maximize=True)) == 3
+    assert len(best_so_far(pts, up)) == 3
+    pts.append(Point(10, "s", "p", "x", 10.0, 0.7, False))   # an equal score is no improvement
+    assert len(best_so_far(pts, up)) == 3
 
 
 def test_cli_report_of_a_real_engine_run(scripted_run, tmp_path):
@@ -127,7 +131,7 @@ def test_report_of_a_real_mle_star_builtin_run(iris_run):
 
 
 def test_report_of_a_run_without_solutions_or_evaluations_still_renders(tmp_path):
-    from engine.audit.runlog import from_envelopes
+    from engine.audit.runlog import load_run
     from events.base import NewEvent
     from events.core import Note, RunStarted
     from events.domain import PipelineConfig
@@ -140,7 +144,7 @@ def test_report_of_a_run_without_solutions_or_evaluations_still_renders(tmp_path
                          task=make_task(), task_dir="/nonexistent", run_dir="/nonexistent")
     store.append("E", [NewEvent(event=started, scope="run"),
                        NewEvent(event=Note(level="warning", message="nothing <happened>"), scope="run")], expected_seq=0)
-    html = render_report(from_envelopes(list(store.read("E"))))
+    html = render_report(load_run(store, "E"))
     check(html)
     assert "no solutions" in html and "No evaluation was recorded" in html
     assert "nothing &lt;happened&gt;" in html  # notes are escaped

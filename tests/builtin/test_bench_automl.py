@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from events.score import Score
+
 _PATH = Path(__file__).resolve().parents[2] / "bench" / "bench_automl.py"
 _SPEC = importlib.util.spec_from_file_location("bench_automl", _PATH)
 bench = importlib.util.module_from_spec(_SPEC)
@@ -14,10 +16,13 @@ _SPEC.loader.exec_module(bench)
 
 
 def test_relative_difference_is_positive_when_ours_is_better_in_either_direction():
-    assert bench.relative(0.95, 0.94, maximize=True) == pytest.approx(0.01 / 0.94)
-    assert bench.relative(40.0, 42.0, maximize=False) == pytest.approx(2.0 / 42.0)
-    assert bench.relative(1.40, 1.36, maximize=False) < 0
-    assert bench.relative(None, 0.9, maximize=True) is None
+    up, down = Score.of("maximize"), Score.of("minimize")
+    assert bench.relative(0.95, 0.94, up) == pytest.approx(0.01 / 0.94)
+    assert bench.relative(40.0, 42.0, down) == pytest.approx(2.0 / 42.0)
+    assert bench.relative(1.40, 1.36, down) < 0
+    assert bench.relative(None, 0.9, up) is None
+    assert bench.relative(float("nan"), 0.9, up) is None
+    assert str(bench.relative(0.9, 0.9, down)) == "0.0"   # never "-0.00%"
 
 
 def _row(task, seed, ours, phase1, flaml, evolve=None):

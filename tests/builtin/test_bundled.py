@@ -6,16 +6,12 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
 from engine.agents.base import AgentContext
 from engine.agents.builtin import BuiltinBackend
+from engine.grading import grader as grading
+from engine.tasks import bundled, loader
 from events.core import AgentCallRequested
 from events.domain import PipelineConfig
-
-bundled = pytest.importorskip("engine.tasks.bundled")
-loader = pytest.importorskip("engine.tasks.loader")
-grading = pytest.importorskip("engine.grading.grader")
 
 
 def test_iris_logloss_test_script_is_gradable(tmp_path):

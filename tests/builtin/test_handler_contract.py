@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-
 from engine.agents.builtin.catalog import PREFERENCE
 from events.core import AgentCallCompleted
 from events.domain import ExtractorOutput, LeakageDetectionOutput, RetrieverOutput
-
-requests = pytest.importorskip("handlers.prompts.requests")
-evo = pytest.importorskip("handlers.evolution.prompts")
-genes = pytest.importorskip("handlers.evolution.genes")
-profiles = pytest.importorskip("handlers.evolution.profiles")
+from handlers.evolution import genes, profiles
+from handlers.evolution import prompts as evo
+from handlers.prompts import requests
 
 
 def _answer(env, request) -> AgentCallCompleted:
@@ -55,7 +51,7 @@ def test_evolution_requests(regression):
         request = evo.draft_request(f"d{step}", task_description="t", draft_history=history,
                                     profile=profiles.SEED_PROFILES[step])
         code = _answer(regression, request).code
-        assert genes.validate_genes(code)
+        assert genes.parse_genes(code).valid
         review = _answer(regression, evo.review_request(f"r{step}", task_description="t", code=code,
                                                         output="Final Validation Performance: 1.0"))
         assert set(review.structured) <= set(evo.REVIEW_SCHEMA["properties"])
@@ -68,12 +64,12 @@ def test_evolution_requests(regression):
                     "source": "n1" if locus in ("MODEL", "LOSS") else "n0"} for locus in genes.LOCI}
     child = _answer(regression, evo.merge_request("m", task_description="t", primary_parent="n0",
                                                   primary_code=codes["n0"], gene_plan=plan, profile="")).code
-    assert genes.validate_genes(child)
+    assert genes.parse_genes(child).valid
     assert genes.parse_genes(child).bodies["MODEL"] == b.bodies["MODEL"]
     mutated = _answer(regression, evo.mutate_request("u", task_description="t", parent="n0", code=codes["n0"],
                                                       target_locus="REGULARIZATION",
                                                       profile=profiles.SEED_PROFILES[3])).code
-    assert genes.validate_genes(mutated) and mutated != codes["n0"]
+    assert genes.parse_genes(mutated).valid and mutated != codes["n0"]
     broken = codes["n0"].replace("import numpy as np\n", "")
     fixed = _answer(regression, evo.debug_request("g", task_description="t", code=broken, output="", attempt=1,
                                                   error="Traceback (most recent call last):\n  File \"s.py\", "

@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import lightgbm  # noqa: F401  (the ml extra, which make test installs: the agent must use it)
 import pytest
 
 from engine.agents.builtin.catalog import FAMILIES, PREFERENCE, family_for_name
@@ -25,7 +26,6 @@ def test_search_rows_grow_with_the_time_limit_up_to_the_cap(limit, cap, rows):
 
 
 def test_lightgbm_is_the_first_family_where_installed():
-    pytest.importorskip("lightgbm", reason="the ml extra (make test installs it) provides LightGBM")
     assert PREFERENCE["classification"][0] == PREFERENCE["regression"][0] == "lightgbm"
     assert family_for_name("LightGBM").key == "lightgbm"
     assert family_for_name("HistGradientBoostingRegressor").key == "hist_gradient_boosting"
@@ -48,7 +48,6 @@ def test_without_lightgbm_the_agent_falls_back_to_scikit_learn():
 
 
 def test_retriever_proposes_lightgbm_first(multiclass):
-    pytest.importorskip("lightgbm")
     out = RetrieverOutput.model_validate(multiclass.ok("retriever", task_description="", M=2).structured)
     assert "LGBMClassifier" in out.models[0].model_name
     example = multiclass.run(out.models[0].example_code)
@@ -57,7 +56,6 @@ def test_retriever_proposes_lightgbm_first(multiclass):
 
 def test_lightgbm_script_handles_text_categories_and_gaps_and_refits_on_all_rows(multiclass):
     """The multiclass task has string labels, missing values and two text columns."""
-    pytest.importorskip("lightgbm")
     code = multiclass.ok("init", task_description="", model_name="LightGBM", example_code="").code
     spec = parse_spec(code)
     assert spec["model"]["members"][0]["family"] == "lightgbm"

@@ -10,13 +10,12 @@ import time
 
 import psutil
 import pytest
+from ray.cluster_utils import Cluster
 
 from engine.run import lifecycle as runs_mod
 from tests.campaign.support import SMALL_ARGS, campaign_state, read_traces, repeated_after_recorded, status_json
 from tests.core.helpers import engine_env, popen_engine, run_engine
 from tests.store_pg.server import database_name, fresh_database, pg_url  # noqa: F401 - fixture
-
-ray_cluster_utils = pytest.importorskip("ray.cluster_utils", reason="the cluster extra (make test installs it)")
 
 NAME = "twonode"
 NODE_MEMORY = 100 * 1024 * 1024  # object store per node: the campaign passes only run ids
@@ -24,8 +23,7 @@ NODE_MEMORY = 100 * 1024 * 1024  # object store per node: the campaign passes on
 
 @pytest.fixture()
 def cluster():
-    c = ray_cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0,
-                                                                        "object_store_memory": NODE_MEMORY})
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": NODE_MEMORY})
     workers = [c.add_node(num_cpus=1, object_store_memory=NODE_MEMORY) for _ in range(2)]
     c.wait_for_nodes()
     try:

@@ -13,12 +13,11 @@ import time
 
 import psutil
 import pytest
+import ray  # noqa: F401  (the campaign runs on Ray: the cluster extra, which make test installs)
 
 from engine.run import lifecycle as runs_mod
 from tests.campaign.support import SMALL_ARGS, campaign_state, read_traces, repeated_after_recorded, status_json
 from tests.core.helpers import engine_env, popen_engine, run_engine
-
-pytest.importorskip("ray", reason="the cluster extra (make test installs it)")
 
 NAME = "killed"
 

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import json
 
-import pytest
+from ray.cluster_utils import Cluster
 
 from tests.campaign.support import SMALL_ARGS
 from tests.core.helpers import engine_env, run_engine
 
-ray_cluster_utils = pytest.importorskip("ray.cluster_utils", reason="the cluster extra (make test installs it)")
-
 
 def test_evaluations_run_as_ray_tasks_on_a_worker_node(tmp_path):
-    cluster = ray_cluster_utils.Cluster(initialize_head=True, head_node_args={
+    cluster = Cluster(initialize_head=True, head_node_args={
         "num_cpus": 0, "object_store_memory": 100 * 1024 * 1024})
     cluster.add_node(num_cpus=2, object_store_memory=100 * 1024 * 1024)
     cluster.wait_for_nodes()

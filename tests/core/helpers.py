@@ -14,6 +14,7 @@ from typing import Any
 
 from events.base import Envelope
 from replay.state import RESULT_TYPES, PipelineState, fold
+from store.base import DatabaseLocked, RunNotFound
 from store.sqlite import SQLiteEventStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -89,12 +90,13 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.05) -> None:
 
 
 def count_results(db: Path, run_id: str) -> int:
-    """How many effect results are committed (0 while the database or run does not exist yet)."""
+    """How many effect results are committed (0 while the database or run does not exist yet, or
+    while the engine holds the database to create it)."""
     if not db.exists():
         return 0
     try:
         return sum(1 for env in read_log(db, run_id) if env.type in RESULT_TYPES)
-    except Exception:
+    except (RunNotFound, DatabaseLocked):
         return 0
 
 

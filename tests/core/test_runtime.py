@@ -74,11 +74,26 @@ def test_same_inputs_same_decisions() -> None:
     assert dumped(drive(toy.main, reply=lambda r: answer(r, "x"))) != dumped(first)
 
 
+def branch_steps(out: list[NewEvent]) -> list[str]:
+    """The toy's per-result decisions ("branch i step s" notes), in the order they were recorded."""
+    return [d.event.message for d in out if isinstance(d.event, Note) and d.event.message.startswith("branch ")]
+
+
 def test_decisions_depend_on_result_order_only_through_inputs() -> None:
-    """Feeding the same results in another order is another input sequence: each run is still
-    reproducible for its own order."""
+    """Feeding the same results in another order is another input sequence: each result is acted
+    on when it arrives, each run is reproducible for its own order, and since every answer is the
+    same the run's outcome is too."""
     rev = lambda pending: list(reversed(pending))
-    assert dumped(drive(toy.main, order=rev)) == dumped(drive(toy.main, order=rev))
+    forward, backward = drive(toy.main), drive(toy.main, order=rev)
+    # Worked out by hand from drive's queue: answered first-pending-first, the three branches take
+    # turns; answered last-pending-first, branch 2 runs to its end, then branch 1, then branch 0.
+    assert branch_steps(forward) == ["branch 0 step 0", "branch 1 step 0", "branch 2 step 0",
+                                     "branch 0 step 1", "branch 1 step 1", "branch 2 step 1"]
+    assert branch_steps(backward) == ["branch 2 step 0", "branch 2 step 1", "branch 1 step 0",
+                                      "branch 1 step 1", "branch 0 step 0", "branch 0 step 1"]
+    assert dumped(drive(toy.main, order=rev)) == dumped(backward)
+    assert isinstance(forward[-1].event, RunCompleted) and isinstance(backward[-1].event, RunCompleted)
+    assert backward[-1].event.payload() == forward[-1].event.payload()
 
 
 def test_feed_is_pure_per_input() -> None:

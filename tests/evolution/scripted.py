@@ -70,13 +70,15 @@ def step_of(req: AgentCallRequested) -> int:
 @dataclass
 class World:
     """The scripted agent. ``draft_outcome(step)`` -> dict(weights=..., bugs=..., no_score=...,
-    nocode=..., markers=...); ``buggy_review(step)`` flags a node buggy."""
+    nocode=..., markers=...); ``buggy_review(step)`` flags a node buggy; ``review_metric`` is the
+    metric the review claims to have read in the output."""
 
     draft_outcome: Callable[[int], dict[str, Any]] = lambda step: {}
     mutate_delta: float = 0.05
     merge_bugs: int = 0
     mutate_bugs: int = 0
     buggy_review: Callable[[int], bool] = lambda step: False
+    review_metric: float | None = None
     fail_roles: tuple[str, ...] = ()
     calls: list[AgentCallRequested] = field(default_factory=list)
 
@@ -128,7 +130,7 @@ class World:
             step = step_of(req)
             tag = re.search(r"# (\S+)", v["code"]).group(1)
             data = {"approach_tag": f"approach {tag}", "summary": f"summary of step {step}",
-                    "is_buggy": self.buggy_review(step), "metric": None}
+                    "is_buggy": self.buggy_review(step), "metric": self.review_metric}
             return AgentCallCompleted(effect_id=req.effect_id, text=json.dumps(data), structured=data)
         if t == "profile_evolver":
             return f"draft: rewritten at {req.effect_id}\nmerge: keep skeleton\nmutate: small steps"

@@ -15,7 +15,6 @@ from handlers.evolution.genes import (
     parse_genes,
     select_non_stub_gene,
     structure_error,
-    validate_genes,
 )
 from tests.evolution.helpers import code_from, long
 
@@ -23,7 +22,7 @@ from tests.evolution.helpers import code_from, long
 def test_seven_markers_validate_and_preamble_belongs_to_no_locus():
     code = code_from({locus: long(locus) for locus in LOCI}, preamble="import numpy as np\nSEED = 1\n")
     genes = parse_genes(code)
-    assert genes.valid and validate_genes(code)
+    assert genes.valid
     assert genes.preamble == "import numpy as np\nSEED = 1\n"
     assert list(genes.bodies) == list(LOCI)
     assert genes.bodies["MODEL"] == long("MODEL")

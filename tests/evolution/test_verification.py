@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.config.presets import build_config
-from events.core import AgentCallRequested, EvaluationRequested, Note, SolutionRecorded
+from events.core import EvaluationRequested, Note, SolutionRecorded
 from events.domain import PipelineConfig
 from events.evolution import (
     DebugAttempted,
@@ -38,16 +38,18 @@ def test_dead_node_field_unfixable_and_codeless_steps_append_dead_nodes():
     assert unfixable.dead and unfixable.debug_attempts == 2 and not unfixable.valid and unfixable.score is None
     assert codeless.dead and codeless.debug_attempts == 0 and codeless.solution_id is None
     assert "gave no code" in codeless.failure
-    alive = [n for n in nodes(run) if not n.dead]
-    assert all(not n.dead for n in alive) and len(nodes(run)) == 12       # dead nodes count against the budget
-    # Dead nodes take part in no selection and stay out of the draft history.
     dead_ids = {"node-1", "node-2"}
-    for t in run.of(TournamentHeld):
+    assert {n.node_id for n in nodes(run) if n.dead} == dead_ids
+    assert len(nodes(run)) == 12                                           # dead nodes count against the budget
+    # Dead nodes take part in no selection and stay out of the draft history.
+    tournaments, plans, drafts = run.of(TournamentHeld), run.of(GenePlanChosen), world.of("draft")
+    assert tournaments and plans and drafts
+    for t in tournaments:
         assert dead_ids.isdisjoint(t.entrants)
-    for g in run.of(GenePlanChosen):
+    for g in plans:
         assert dead_ids.isdisjoint(g.sources)
-    for req in world.of("draft"):
-        assert all(h["step"] not in (1, 2) for h in req.variables["draft_history"])
+    histories = [h["step"] for req in drafts for h in req.variables["draft_history"]]
+    assert histories and not {1, 2} & set(histories)
     assert journal_of(run).dead_count() == 2
 
 
@@ -109,7 +111,9 @@ def test_mutation_targets_are_never_stubs():
     for t in targets:
         assert t.locus not in STUB_LOCI and not t.all_stubs
         assert t.locus in t.candidates and set(t.candidates).isdisjoint(STUB_LOCI)
-    for req in world.of("mutate"):
+    mutate_requests = world.of("mutate")
+    assert len(mutate_requests) == len(targets)
+    for req in mutate_requests:
         assert req.variables["target_locus"] not in STUB_LOCI
 
 
@@ -126,7 +130,9 @@ def test_merges_in_a_run_mix_sources_and_name_the_primary_parent():
         real = {e["source"] for e in p.plan.values() if not e["stub"]}
         assert len(real) >= 2                            # the degeneration check keeps two parents
         assert set(p.plan) == set(LOCI)
-    for req in world.of("merge"):
+    merge_requests = world.of("merge")
+    assert len(merge_requests) == len(plans)
+    for req in merge_requests:
         step = int(req.effect_id.split("step-")[1].split("/")[0])
         assert req.variables["primary_parent"] == primaries[step].primary
         assert set(req.variables["gene_plan"]) == set(LOCI)
@@ -152,21 +158,21 @@ def test_merge_nodes_record_parent_id_and_all_seven_gene_sources():
         earlier[n.node_id] = n
     # lineage: the merge's first version names its parents' solutions, primary first
     firsts = {e.detail["step"]: e for e in run.of(SolutionRecorded) if e.origin == "merge"}
-    assert firsts
+    assert sorted(firsts) == [n.step for n in merges]
     for n in merges:
-        if n.step in firsts:
-            assert firsts[n.step].parents == [earlier[p].solution_id for p in n.parents]
+        assert firsts[n.step].parents == [earlier[p].solution_id for p in n.parents]
 
 
 def test_mutation_nodes_record_the_tournament_winner_as_parent():
     run, _ = run_world(max_steps=15, phase1_target_nodes=3, steps_per_epoch=3, merge_ratio=0.0)
     winners = {t.step: t.winner for t in run.of(TournamentHeld)}
     targets = {t.step: t.locus for t in run.of(TargetLocusChosen)}
-    for n in nodes(run):
-        if n.operator == "mutate":
-            assert n.parents == [winners[n.step]] and n.primary_parent == winners[n.step]
-            assert n.gene_sources[targets[n.step]] == n.node_id
-            assert {v for k, v in n.gene_sources.items() if k != targets[n.step]} == {winners[n.step]}
+    mutations = [n for n in nodes(run) if n.operator == "mutate"]
+    assert len(mutations) == 12                     # every step after the three drafts (merge_ratio 0)
+    for n in mutations:
+        assert n.parents == [winners[n.step]] and n.primary_parent == winners[n.step]
+        assert n.gene_sources[targets[n.step]] == n.node_id
+        assert {v for k, v in n.gene_sources.items() if k != targets[n.step]} == {winners[n.step]}
 
 
 # --- review emits approach_tag ---------------------------------------------------------------
@@ -193,6 +199,7 @@ def test_review_emits_approach_tag_which_feeds_the_draft_history():
 
 def test_a_failed_review_keeps_the_node_valid_without_a_tag():
     run, _ = run_world(World(fail_roles=("review",)), max_steps=4, phase1_target_nodes=4, steps_per_epoch=4)
+    assert len(nodes(run)) == 4
     assert all(n.valid and n.approach_tag is None for n in nodes(run))
 
 
@@ -201,8 +208,10 @@ def test_a_review_flagging_a_node_buggy_keeps_it_out_of_the_valid_pool():
     run, _ = run_world(world, max_steps=12, phase1_target_nodes=3, steps_per_epoch=3)
     node0 = next(n for n in nodes(run) if n.step == 0)
     assert node0.is_buggy and not node0.valid and not node0.dead and node0.score == 9.0   # score is the harness's
-    assert all("node-0" not in t.entrants for t in run.of(TournamentHeld))
-    assert all("node-0" not in g.sources for g in run.of(GenePlanChosen))
+    tournaments, plans = run.of(TournamentHeld), run.of(GenePlanChosen)
+    assert tournaments and plans
+    assert all("node-0" not in t.entrants for t in tournaments)
+    assert all("node-0" not in g.sources for g in plans)
     assert run.completed.result["best_node"]["node"] != "node-0"
 
 
@@ -286,16 +295,18 @@ def test_agent_evolution_every_three_global_epochs_across_both_phases():
 
 
 def test_score_is_the_harness_score():
-    run, _ = run_world(max_steps=4, phase1_target_nodes=4, steps_per_epoch=4)
+    """Every node is reviewed and the review claims another metric; the node keeps the harness's."""
+    run, _ = run_world(World(review_metric=123.0), max_steps=4, phase1_target_nodes=4, steps_per_epoch=4)
     contents = {e.solution_id: e.content for e in run.of(SolutionRecorded)}
+    assert len(nodes(run)) == 4 and len(run.agent_requests("review")) == 4
     for n in nodes(run):
-        assert n.score == score_of(contents[n.solution_id])
-    assert all(isinstance(e, AgentCallRequested) for e in run.agent_requests("review"))
+        assert n.score == score_of(contents[n.solution_id]) != 123.0
 
 
 def test_a_merge_that_would_repeat_known_genes_becomes_a_mutation():
     run, _ = run_world(max_steps=24, phase1_target_nodes=3, steps_per_epoch=4, workers=2, merge_ratio=1.0)
     plans = run.of(GenePlanChosen)
+    assert plans
     signatures = [tuple(p.plan[lc]["gene_id"] for lc in LOCI) for p in plans]
     assert len(signatures) == len(set(signatures))               # no merge plan was used twice
     switched = [e for e in run.of(OperatorDrawn) if "repeats the genes" in e.reason]

@@ -250,14 +250,16 @@ def test_deadline_stops_debugging_and_caps_timeouts():
     # Results advance time 1 s each: extract (1), A_test (2), leak check (3), eval (4), ...
     agent = FinalAgent(test_outcome="error", fixes=["error", "error", "valid"])
     sim, out = run(agent, deadline_s=5.5)
-    now = 0.0
+    now, evaluations = 0.0, 0
     for scope, e in sim.events:
         if scope == "input":
             now = e.elapsed_s
         elif isinstance(e, (AgentCallRequested, EvaluationRequested)):
             assert now < 5.5, e.effect_id
             if isinstance(e, EvaluationRequested):
+                evaluations += 1
                 assert e.timeout_s <= max(1.0, 5.5 - now)
+    assert evaluations
     assert out.submission_path == "" and out.fallback_reason
 
 

@@ -142,3 +142,17 @@ def test_multiclass_ovr_auc_and_macro_f1(tmp_path):
     task = _task(tmp_path / "f1", "f1", answers, sub)
     expected = f1_score(answers["kind"], labels, average="macro")
     assert _grade(task, sub, tmp_path / "f.csv").score == pytest.approx(expected)
+
+
+def test_REQ_DM_029_a_threshold_reached_exactly_earns_the_medal_but_the_median_must_be_beaten(tmp_path):
+    """Medals through ``events.score.Score``: reaching a threshold, ties included, is ``at_least``;
+    ``above_median`` is strictly better; a task without a threshold awards nothing for it."""
+    values = pd.DataFrame({"id": BINARY["id"], "label": BINARY["label"] + 0.5})   # MAE 0.5 (lower is better)
+    tied = _task(tmp_path / "tied", "mae", BINARY, values,
+                 leaderboard={"gold": 0.5, "silver": 0.6, "bronze": 0.7, "median": 0.5})
+    report = _grade(tied, values, tmp_path / "t.csv")
+    assert report.score == pytest.approx(0.5)
+    assert report.gold_medal and not report.above_median
+    worse = _task(tmp_path / "worse", "mae", BINARY, values, leaderboard={"silver": 0.4, "bronze": 0.6, "median": 0.7})
+    report = _grade(worse, values, tmp_path / "w.csv")
+    assert report.bronze_medal and not (report.gold_medal or report.silver_medal) and report.above_median

@@ -215,9 +215,17 @@ async def test_outer_cancellation_kills_the_script(tmp_path: Path) -> None:
     assert _dead(int(pid_file.read_text()))
 
 
-def test_python_is_the_engine_interpreter() -> None:
-    # Scripts must see the engine's packages (pandas, scikit-learn): run_process defaults to it.
-    assert os.path.exists(sys.executable)
+async def test_python_is_the_engine_interpreter(tmp_path: Path) -> None:
+    """Scripts must see the engine's packages (pandas, scikit-learn): run_process runs them with
+    the interpreter running the engine, not whatever ``python`` is first on PATH."""
+    path, work = _script(tmp_path, """
+        import sys
+        print(sys.executable)
+        print(sys.prefix)
+    """)
+    outcome = await run_process(path, work, 30, env={"PATH": "/usr/bin:/bin"})
+    assert outcome.raw.exit_code == 0, outcome.raw.stderr
+    assert outcome.raw.stdout.splitlines() == [sys.executable, sys.prefix]
 
 
 def test_the_disk_walk_runs_often_while_it_is_cheap_and_rarely_when_it_is_not():

@@ -14,7 +14,6 @@ import pytest
 
 from engine.agents.base import AgentContext
 from engine.agents.openai.backend import OpenAIBackend
-from engine.agents.retry import no_sleep
 from engine.tasks import resolve_task
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
 from events.domain import ModelPrice, PipelineConfig
@@ -25,6 +24,11 @@ SCHEMA = {"type": "object", "properties": {"models": {"type": "array", "items": 
           "required": ["models"]}
 MODELS = {"models": [{"model_name": "rf", "example_code": "from sklearn.ensemble import RandomForestClassifier"}]}
 CODE = "import sklearn\nprint('Final Validation Performance: 0.9')"
+
+
+async def no_sleep(seconds: float) -> None:
+    """The backend's back-off without the wait (it still yields to the event loop)."""
+    await anyio.sleep(0)
 
 
 @pytest.fixture(scope="module")

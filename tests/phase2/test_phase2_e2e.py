@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from engine.agents import builtin
 from events.base import NewEvent
 from events.core import AgentCallRequested, EvaluationCompleted, EvaluationRequested, RunStarted
 from events.domain import PipelineConfig
 from events.score import Score
 from handlers.runtime import Runtime
-
-builtin = pytest.importorskip("engine.agents.builtin")
 
 STRATEGY = "handlers.mlestar.phase2:phase2_only"
 

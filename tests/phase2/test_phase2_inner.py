@@ -60,7 +60,7 @@ def test_REQ_P2I_022_023_049_candidates_replace_into_the_original_script():
     run, _ = run_phase2_sim(agents, cfg=config(T=1, K=3))
     refined = [e for e in run.of(SolutionRecorded) if e.origin == "refinement"]
     coded = list(agents.of("coder"))
-    assert len(refined) == 3
+    assert len(refined) == len(coded) == 3
     for rec, req in zip(refined, coded):
         new_block = f"model = make_model('{req.effect_id}')  # score={0.81 + where(req)[2] / 100}"
         assert rec.content == BASE.replace(BLOCK, new_block, 1)

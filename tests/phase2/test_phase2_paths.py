@@ -35,13 +35,14 @@ def test_REQ_OR_020_021_scopes_sessions_and_effect_ids_per_path():
     agents = Agents()
     run, _ = run_phase2_sim(agents, cfg=config(T=1, K=2, L=2))
     own = ("ablation", "summarize", "extractor", "coder", "planner")
-    for req in agents.requests:
-        path = req.effect_id.split("/")[1]
-        if req.agent_type in own:
-            assert req.session_key == path
-    for scope, ev in run.events:
-        if isinstance(ev, (AgentCallRequested, EvaluationRequested)):
-            assert ev.effect_id.startswith(scope + "/")
+    owned = [req for req in agents.requests if req.agent_type in own]
+    assert {req.effect_id.split("/")[1] for req in owned} == {"path-0", "path-1"}
+    for req in owned:
+        assert req.session_key == req.effect_id.split("/")[1]
+    requested = [(scope, ev) for scope, ev in run.events if isinstance(ev, (AgentCallRequested, EvaluationRequested))]
+    assert any(isinstance(ev, EvaluationRequested) for _, ev in requested)
+    for scope, ev in requested:
+        assert ev.effect_id.startswith(scope + "/")
 
 
 def test_REQ_OR_022_040_failed_path_is_isolated_and_substituted(monkeypatch):
@@ -89,7 +90,9 @@ def test_REQ_OR_026_deadline_stops_path_after_its_current_step_and_keeps_best():
 
 def test_REQ_OR_026_evaluation_timeouts_never_exceed_what_is_left():
     run, _ = run_phase2_sim(Agents(), cfg=config(T=1, K=2, time_limit_seconds=100000), deadline_s=50)
-    for ev in run.of(EvaluationRequested):
+    evaluations = run.of(EvaluationRequested)
+    assert evaluations
+    for ev in evaluations:
         assert ev.timeout_s <= 50
 
 

@@ -265,14 +265,16 @@ def test_deadline_stops_new_work_and_fills_placeholders():
     assert res.ensemble_plans[2:] == [DEADLINE_PLAN] * 3
     assert all(e.reason for e in sim.of(EnsembleRoundCompleted) if e.status == "deadline")
     # Nothing was requested at or after the deadline.
-    now = 0.0
+    now, evaluations = 0.0, 0
     for scope, e in sim.events:
         if scope == "input":
             now = e.elapsed_s
         elif isinstance(e, (AgentCallRequested, EvaluationRequested)):
             assert now < 6.0, e.effect_id
             if isinstance(e, EvaluationRequested):
+                evaluations += 1
                 assert e.timeout_s <= max(1.0, 6.0 - now)
+    assert evaluations
     assert res.best_round == 0
 
 

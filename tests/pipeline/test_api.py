@@ -147,7 +147,7 @@ def test_REQ_OR_046_env_fills_unset_fields_and_explicit_arguments_win(task_dir, 
     # tiny() sets time_limit_seconds explicitly: it wins; model too. Nothing else was set by env.
     assert result.config.time_limit_seconds == 600 and result.config.model == "haiku"
     cfg = PipelineConfig(num_retrieved_models=1)
-    from engine.config.environment import apply_env
+    from engine.config.env_settings import apply_env
 
     applied = apply_env(cfg)
     assert applied.time_limit_seconds == 321 and applied.model == "opus" and applied.num_retrieved_models == 1

@@ -19,13 +19,12 @@ import pytest
 
 import engine.sandbox.modes as modes
 import engine.sandbox.policy as policy_mod
+from engine.audit.isolation import audit_sandbox
 from engine.sandbox import (
     Sandbox,
     SandboxUnavailable,
     agent_policy,
-    audit_sandbox,
     build_policy,
-    clear_probe_cache,
     default_limits,
     evaluation_policy,
     resolve_mode,
@@ -195,10 +194,10 @@ def test_the_sandbox_dies_with_its_parent(tmp_path):
 
 def test_mode_resolution_and_the_missing_package_error(monkeypatch):
     assert resolve_mode("none") == "none"
-    clear_probe_cache()
+    modes.bwrap_problem.cache_clear()
     assert resolve_mode("auto") == "bwrap" and resolve_mode("bwrap") == "bwrap"
     monkeypatch.setattr(modes.shutil, "which", lambda name: None)
-    clear_probe_cache()
+    modes.bwrap_problem.cache_clear()
     try:
         assert resolve_mode("auto") == "none"
         with pytest.raises(SandboxUnavailable) as info:
@@ -209,7 +208,7 @@ def test_mode_resolution_and_the_missing_package_error(monkeypatch):
             resolve_mode("docker")
     finally:
         monkeypatch.undo()
-        clear_probe_cache()
+        modes.bwrap_problem.cache_clear()
 
 
 def test_gpu_devices_are_passed_through_when_present(monkeypatch, tmp_path):

@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.agents.base import AgentContext
 from engine.agents.builtin.spec import parse_spec, task_kind_and_metric
+from events.score import Score
 
 
 class CannotAnswer(Exception):
@@ -37,9 +38,9 @@ class Call:
         self.kind, self.metric = task_kind_and_metric(self.ctx.task)
 
     @property
-    def maximize(self) -> bool:
-        direction = getattr(self.ctx.task.metric_direction, "value", self.ctx.task.metric_direction)
-        return direction == "maximize"
+    def score_rule(self) -> Score:
+        """How this task's scores compare (its metric direction)."""
+        return Score.of(self.ctx.task.metric_direction)
 
     def rng(self, salt: str = "") -> random.Random:
         """Randomness from (run seed, effect id) only: same call, same answer, any order."""
@@ -87,15 +88,6 @@ def require_spec(script: str, role: str) -> dict[str, Any]:
             f"builtin {role}: the script carries no builtin spec (or its seven gene sections are "
             "incomplete), so it was not written by this agent and cannot be regenerated safely")
     return spec
-
-
-def better(a: float | None, b: float | None, maximize: bool) -> bool:
-    """Is score ``a`` strictly better than ``b``? A missing score is never better."""
-    if a is None:
-        return False
-    if b is None:
-        return True
-    return a > b if maximize else a < b
 
 
 def as_float(value: Any) -> float | None:

@@ -323,7 +323,3 @@ def py_literal(name: str, value: Any) -> str:
     if name == "hidden_layer_sizes" and isinstance(value, list):
         return repr(tuple(value))
     return repr(value)
-
-
-def locus_of_param(family: Family, kind: str, param: str) -> str:
-    return "REGULARIZATION" if param in family.reg_params[kind] else "MODEL"

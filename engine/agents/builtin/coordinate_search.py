@@ -14,15 +14,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.agents.builtin.call import better
 from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
 from engine.agents.builtin.render_train import COMBINE_METHODS
 from engine.agents.builtin.spec import clone
+from events.score import Score
 
 CHANGES_RE = re.compile(r"\[builtin-changes: (\{.*?\})\]", re.S)
-_PREP_SPACE = {"scale": ["none", "standard", "robust", "quantile"], "encode": ["ordinal", "onehot"],
-               "num_impute": ["median", "mean"], "indicators": [False, True]}
+_PREP_SPACE: dict[str, list[str | bool]] = {
+    "scale": ["none", "standard", "robust", "quantile"], "encode": ["ordinal", "onehot"],
+    "num_impute": ["median", "mean"], "indicators": [False, True],
+}
 _WHY = {
     "n_estimators": "more trees average away variance", "max_iter": "more boosting rounds fit finer structure",
     "learning_rate": "the step size trades bias against over-fitting", "max_leaf_nodes": "tree size sets interaction depth",
@@ -79,10 +81,10 @@ def dimensions(locus: str, gene: dict[str, Any], kind: str) -> list[Dim]:
                     dims.append(_dim(f"{member['name']}.{param}", family.space[param], value, numeric))
     elif locus == "REGULARIZATION":
         for name, params in gene.items():
-            family = FAMILIES.get(_family_of(name) or "")
+            named = FAMILIES.get(_family_of(name) or "")
             for param, value in (params or {}).items():
-                if family and param in family.space:
-                    dims.append(_dim(f"{name}.{param}", family.space[param], value, param != "max_depth"))
+                if named and param in named.space:
+                    dims.append(_dim(f"{name}.{param}", named.space[param], value, param != "max_depth"))
     elif locus == "LOSS":
         if kind == "classification":
             dims.append(_dim("class_weight", [None, "balanced"], gene.get("class_weight"), False))
@@ -168,7 +170,7 @@ def _key(changes: dict[str, Any]) -> str:
 
 
 def propose(dims: list[Dim], history: list[tuple[dict[str, Any] | None, float | None]],
-            maximize: bool, rng: random.Random) -> dict[str, Any] | None:
+            rule: Score, rng: random.Random) -> dict[str, Any] | None:
     """Next change-set to try, relative to the original block; None when the space is exhausted."""
     if not dims:
         return None
@@ -177,11 +179,11 @@ def propose(dims: list[Dim], history: list[tuple[dict[str, Any] | None, float | 
     incumbent: dict[str, Any] = {}
     best: float | None = None
     for changes, score in history:
-        if changes is not None and better(score, best, maximize):
+        if changes is not None and rule.improves(score, best):
             incumbent, best = changes, score
     worse: set[str] = set()
     for changes, score in history:
-        if changes is not None and best is not None and score is not None and better(best, score, maximize):
+        if changes is not None and best is not None and score is not None and rule.improves(best, score):
             worse.update(f"{k}={_show(v)}" for k, v in changes.items() if incumbent.get(k) != v)
     candidates: list[dict[str, Any]] = []
     by_key = {d.key: d for d in dims}

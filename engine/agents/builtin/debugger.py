@@ -55,6 +55,8 @@ class Failure:
                   if "site-packages" not in f and "/lib/python" not in f and not f.startswith("<frozen")]
         self.line_no = frames[-1][1] if frames else None
         found = LAST_ERROR_RE.findall(self.error)
+        self.kind: str
+        self.message: str
         self.kind, self.message = found[-1] if found else ("", self.error.strip().splitlines()[-1] if self.error.strip() else "")
 
     @property
@@ -64,9 +66,15 @@ class Failure:
             return ""
         return lines[self.line_no - 1]
 
+    def line_index(self) -> int:
+        """Where the failing line is in ``code``: rules ask only once ``line`` has found it."""
+        if self.line_no is None:
+            raise ValueError("the traceback names no line of the script")
+        return self.line_no - 1
+
     def replace_line(self, new: str) -> str:
         lines = self.code.split("\n")
-        lines[self.line_no - 1] = new
+        lines[self.line_index()] = new
         return "\n".join(lines)
 
 
@@ -196,7 +204,7 @@ def _nan_input(f: Failure, call: Call) -> tuple[str, str] | None:
     var, indent = m.group(1), f.line[: len(f.line) - len(f.line.lstrip())]
     fill = f"{indent}{var} = pd.DataFrame({var}).fillna(pd.DataFrame({var}).median(numeric_only=True)).fillna(0)"
     lines = f.code.split("\n")
-    lines.insert(f.line_no - 1, fill)
+    lines.insert(f.line_index(), fill)
     code = "\n".join(lines)
     return (code if "import pandas as pd" in code else _add_import(code, IMPORTS["pd"]),
             f"imputed missing values in {var} before the call that rejected NaN")

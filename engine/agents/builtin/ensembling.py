@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, better, code_reply
+from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, code_reply
 from engine.agents.builtin.render import render_solution
 from engine.agents.builtin.retrieval import merge_specs
 from engine.agents.builtin.spec import parse_spec
@@ -23,7 +23,9 @@ _DESCRIPTION = {
             "so differently calibrated models weigh equally.",
     "median": "Take the per-row median of the models' predictions, robust to one outlying model.",
 }
-_VARIANTS = {"weighted": ("rounds", [25, 50, 10]), "stacking": ("meta_c", [1.0, 0.1, 10.0])}
+# A method's tunable setting and the values to try for it, in order
+_VARIANTS: dict[str, tuple[str, list[float]]] = {"weighted": ("rounds", [25, 50, 10]),
+                                                 "stacking": ("meta_c", [1.0, 0.1, 10.0])}
 
 
 def settings_of(plan: str) -> dict | None:
@@ -58,7 +60,7 @@ def ens_planner(call: Call) -> Reply:
     tried_methods = {s.get("combine") for s, _ in history if s}
     best, best_score = None, None
     for settings, score in history:
-        if settings and better(score, best_score, call.maximize):
+        if settings and call.score_rule.improves(score, best_score):
             best, best_score = settings, score
     order = _methods(call)
     if best is not None:

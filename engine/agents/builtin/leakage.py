@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, code_reply
@@ -39,7 +40,7 @@ def _call_name(node: ast.AST) -> str:
     return ""
 
 
-def _bodies(tree: ast.AST):
+def _bodies(tree: ast.AST) -> Iterator[list[ast.stmt]]:
     for node in ast.walk(tree):
         for field in ("body", "orelse", "finalbody"):
             body = getattr(node, field, None)
@@ -47,8 +48,18 @@ def _bodies(tree: ast.AST):
                 yield body
 
 
+def _split_args(split: ast.Assign) -> list[ast.expr]:
+    """The arguments of a split's call (``find_leaks`` keeps only splits whose value is a call)."""
+    return split.value.args if isinstance(split.value, ast.Call) else []
+
+
+def _last_line(node: ast.stmt) -> int:
+    # ast.parse sets end_lineno on every statement; only a node built by hand lacks it.
+    return node.end_lineno if node.end_lineno is not None else node.lineno
+
+
 def _fit_call(stmt: ast.stmt, prep_objects: set[str]) -> tuple[str, str, str, str | None] | None:
-    value, target = stmt, None
+    target: str | None = None
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         value = stmt.value
         target = stmt.targets[0].id if isinstance(stmt.targets[0], ast.Name) else None
@@ -84,7 +95,7 @@ def find_leaks(code: str) -> list[Leak]:
             obj, method, arg, target = found
             later = [s for s in splits if s.lineno > stmt.lineno]
             if later:
-                split_inputs = {n.id for a in later[0].value.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+                split_inputs = {n.id for a in _split_args(later[0]) for n in ast.walk(a) if isinstance(n, ast.Name)}
                 if split_inputs & ({target} | set(arg.split(","))):
                     leaks.append(Leak(stmt, body, obj, method, arg, target, later[0],
                                       f"{obj}.{method} sees all rows before the train/validation split"))
@@ -95,7 +106,7 @@ def find_leaks(code: str) -> list[Leak]:
     return leaks
 
 
-def _lines(code: str, node: ast.AST) -> str:
+def _lines(code: str, node: ast.stmt) -> str:
     return "\n".join(code.split("\n")[node.lineno - 1: node.end_lineno]).strip()
 
 
@@ -128,14 +139,14 @@ def detection(call: Call) -> Reply:
     return Reply(text=text, structured={"answers": answers})
 
 
-def _indent_of(code: str, node: ast.AST) -> str:
+def _indent_of(code: str, node: ast.stmt) -> str:
     line = code.split("\n")[node.lineno - 1]
     return line[: len(line) - len(line.lstrip())]
 
 
 def _fix(code: str, leak: Leak) -> str:
     lines = code.split("\n")
-    start, end = leak.stmt.lineno - 1, leak.stmt.end_lineno
+    start, end = leak.stmt.lineno - 1, _last_line(leak.stmt)
     indent = _indent_of(code, leak.stmt)
     if leak.split is None:
         # Fitted on held-out rows: a transform with the training fit is what was meant.
@@ -145,7 +156,7 @@ def _fix(code: str, leak: Leak) -> str:
         return "\n".join(lines[:start] + [f"{indent}# removed: {leak.obj} must not be fitted on held-out rows"] + lines[end:])
     split = leak.split
     source = leak.target or leak.arg.split(",")[0]
-    names = [a.id if isinstance(a, ast.Name) else None for a in split.value.args]
+    names = [a.id if isinstance(a, ast.Name) else None for a in _split_args(split)]
     if source not in names and leak.arg.split(",")[0] in names:
         source = leak.arg.split(",")[0]
     if source not in names or not isinstance(split.targets[0], ast.Tuple):
@@ -161,14 +172,14 @@ def _fix(code: str, leak: Leak) -> str:
     drop: set[int] = set()
     transformed = leak.method == "fit_transform"
     for stmt in body_between:
-        text = "\n".join(lines[stmt.lineno - 1: stmt.end_lineno])
+        text = "\n".join(lines[stmt.lineno - 1: _last_line(stmt)])
         if re.search(rf"\b{re.escape(leak.obj)}\.transform\(", text):
             if re.search(rf"\b{re.escape(leak.obj)}\.transform\(\s*{re.escape(source)}\s*\)", text):
-                drop.update(range(stmt.lineno - 1, stmt.end_lineno))
+                drop.update(range(stmt.lineno - 1, _last_line(stmt)))
                 transformed = True
                 continue
             moved.append(text)
-            drop.update(range(stmt.lineno - 1, stmt.end_lineno))
+            drop.update(range(stmt.lineno - 1, _last_line(stmt)))
     after = [f"{indent}# {leak.obj} is fitted on the training rows only, then applied to the held-out rows.",
              f"{indent}{leak.obj}.fit({train_part})"]
     if transformed:
@@ -184,7 +195,7 @@ def _fix(code: str, leak: Leak) -> str:
         if i in drop:
             continue
         out.append(line)
-        if i == split.end_lineno - 1:
+        if i == _last_line(split) - 1:
             out += after
     return "\n".join(out)
 

@@ -12,6 +12,7 @@ from engine.agents.builtin.coordinate_search import Dim, apply_changes, dimensio
 from engine.agents.builtin.render import render_ablation, render_section
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
 from engine.agents.builtin.spec import GENE_KEY, MARKER_RE, clone, parse_gene_block, section_block
+from events.score import Ties
 
 COMPONENT_LOCUS = {
     "feature_engineering": "DATA", "scaling": "DATA", "categorical_encoding": "DATA",
@@ -130,7 +131,7 @@ def summarize(call: Call) -> Reply:
         return Reply(text="The ablation study printed no readable scores, so no component can be ranked. "
                           "Last output lines: " + " / ".join(tail))
     base = rows[0][2]
-    lines = [f"Baseline {call.metric}: {base:.6f} ({'higher' if call.maximize else 'lower'} is better)."]
+    lines = [f"Baseline {call.metric}: {base:.6f} ({'higher' if call.score_rule.maximize else 'lower'} is better)."]
     effects = []
     for name, description, score in rows[1:]:
         if score is None:
@@ -141,7 +142,7 @@ def summarize(call: Call) -> Reply:
             lines.append(f"- [component: {name}] {description}: {score:.6f} ({delta:+.6f}); "
                          "the change has no measurable effect.")
             continue
-        hurt = delta < 0 if call.maximize else delta > 0
+        hurt = call.score_rule.improves(base, score)
         verdict = "hurts, so the current setting matters" if hurt else "helps, so this is worth changing"
         lines.append(f"- [component: {name}] {description}: {score:.6f} ({delta:+.6f}); the change {verdict}.")
         effects.append((abs(delta), name, hurt))
@@ -184,6 +185,7 @@ def _plan_from_evidence(spec: dict[str, Any], locus: str, dims: list[Dim],
     for component, direction in evidence:
         if COMPONENT_LOCUS[component] != locus:
             continue
+        changes: dict[str, Any] | None
         if direction == "larger":
             changes = capacity_moves(spec["model"]["members"], CAPACITY_STEP)
             reason = "Smaller models scored worse, so larger ones may score better."
@@ -231,7 +233,7 @@ def _varied(planned: tuple[dict[str, Any], str], dims: list[Dim], call: Call) ->
     others = [d for d in dims if d.key not in changes]
     # The evidence's change as the only scored plan makes it the incumbent; propose then moves
     # one of the other settings from it (the score's value is never compared with anything).
-    varied = propose(others, [(changes, 0.0)], call.maximize, call.rng("varied"))
+    varied = propose(others, [(changes, 0.0)], call.score_rule, call.rng("varied"))
     if not varied:
         return None
     return varied, reason + " A parallel path acts on the same finding, so this one also moves another setting."
@@ -272,18 +274,19 @@ def extractor(call: Call) -> Reply:
         if block is None or parsed is None:
             continue
         dims = dimensions(locus, parsed[1], call.kind)
-        why = f"The ablation summary points at {', '.join(c for c, _ in evidence[:2]) or named.group(1)}." \
-            if evidence or named else ""
+        pointing = ", ".join(c for c, _ in evidence[:2]) or (named.group(1) if named else "")
+        why = f"The ablation summary points at {pointing}." if pointing else ""
         planned = _plan_from_evidence(spec, locus, dims, evidence)
         if planned and shares_evidence and locus == pointed[0]:
             planned = _varied(planned, dims, call)
             if planned is None:     # nothing else to move here: explore the next block
                 continue
+        changes: dict[str, Any] | None
         if planned:
             changes, reason = planned
             why += " " + reason
         else:
-            changes = propose(dims, [], call.maximize, call.rng(locus))
+            changes = propose(dims, [], call.score_rule, call.rng(locus))
         if changes:
             structured = {"plans": [{"code_block": block, "plan": plan_text(locus, dims, changes, why)}]}
             return Reply(text=json.dumps(structured, indent=2), structured=structured)
@@ -319,12 +322,11 @@ def planner(call: Call) -> Reply:
     plans = [str(p) for p in call.list_var("plans")]
     scores = [as_float(s) for s in call.list_var("scores")]
     history = [(parse_changes(p, dims), scores[i] if i < len(scores) else None) for i, p in enumerate(plans)]
-    changes = propose(dims, history, call.maximize, call.rng("planner"))
+    changes = propose(dims, history, call.score_rule, call.rng("planner"))
     if not changes:
         raise CannotAnswer("builtin planner: every setting of this block near the best plan was tried")
-    scored = [s for _, s in history if s is not None]
+    best = call.score_rule.best((s for _, s in history), lambda s: s, Ties.FIRST_WINS)
     context = ""
-    if scored:
-        best = max(scored) if call.maximize else min(scored)
+    if best is not None:
         context = f"Best score so far {best:.6f} over {len(history)} plans; moving one setting from the best plan."
     return Reply(text=plan_text(locus, dims, changes, context))

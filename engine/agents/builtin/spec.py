@@ -48,7 +48,6 @@ _METRIC_ALIASES = {
 CLASSIFICATION_METRICS = {"roc_auc", "accuracy", "balanced_accuracy", "logloss", "f1", "mcc", "qwk"}
 REGRESSION_METRICS = {"rmse", "mse", "mae", "rmsle", "r2", "medae"}
 LOWER_IS_BETTER = {"logloss", "rmse", "mse", "mae", "rmsle", "medae"}
-PROBA_METRICS = {"roc_auc", "logloss"}
 
 
 def canonical_metric(name: str) -> str | None:

@@ -117,8 +117,8 @@ class ClaudeBackend:
             )
         # bwrap (the default wherever bubblewrap works) or none (only when asked for explicitly)
         self.sandbox_mode = resolve_agent_sandbox(sandbox or getattr(config, "sandbox", None) or "auto")
-        check_permission_mode(config.permission_mode, root=is_root(),
-                              cli_runs_unprivileged=self.sandbox_mode == "bwrap" and is_root())
+        self.permission_mode = check_permission_mode(config.permission_mode, root=is_root(),
+                                                     cli_runs_unprivileged=self.sandbox_mode == "bwrap" and is_root())
         self.config = config
         self.credential = credential  # the variable's NAME, for the start-up message
         self.model = resolve_model(config, source)
@@ -223,13 +223,13 @@ class ClaudeBackend:
 
         return ClaudeAgentOptions(
             model=self.model,
-            permission_mode=self.config.permission_mode,  # type: ignore[arg-type]
+            permission_mode=self.permission_mode,
             system_prompt={"type": "file", "path": str(prompt_file)},
             tools=tools,
             allowed_tools=allowed,
             cwd=str(ctx.work_dir),
             agents=self._agent_definitions(),
-            hooks=hooks.sdk_hooks(),  # type: ignore[arg-type]
+            hooks=hooks.sdk_hooks(),
             mcp_servers=mcp or {},
             output_format={"type": "json_schema", "schema": request.output_schema} if request.output_schema else None,
             max_budget_usd=budget_usd if budget_usd is not None else self.config.max_budget_usd,

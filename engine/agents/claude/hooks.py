@@ -19,18 +19,22 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from engine.agents.bash_policy import DEFAULT_BLOCKED_PATTERNS, BashPolicy
+
+if TYPE_CHECKING:  # the SDK is imported only where a call is made (engine-only)
+    from claude_agent_sdk import HookContext, HookInput, HookMatcher
+    from claude_agent_sdk.types import HookEvent, SyncHookJSONOutput
 
 log = structlog.get_logger("engine.agents.claude.hooks")
 
 __all__ = ["DEFAULT_BLOCKED_PATTERNS", "BashPolicy", "CallHooks"]
 
 
-def _deny(reason: str) -> dict[str, Any]:
+def _deny(reason: str) -> SyncHookJSONOutput:
     return {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -67,7 +71,8 @@ class CallHooks:
     stopped_for_deadline: bool = False
     shell_cwd: Path | None = None  # where the agent's shell stands (cd carries over between calls)
 
-    async def pre_tool_use(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def pre_tool_use(self, hook_input: HookInput, tool_use_id: str | None,
+                           context: HookContext) -> SyncHookJSONOutput:
         data: dict[str, Any] = {}
         try:
             data = dict(hook_input or {})
@@ -84,13 +89,14 @@ class CallHooks:
                     tool=data.get("tool_name"), reason=reason, tool_use_id=tool_use_id)
         return _deny(reason)
 
-    async def post_tool_use(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def post_tool_use(self, hook_input: HookInput, tool_use_id: str | None,
+                            context: HookContext) -> SyncHookJSONOutput:
         data = dict(hook_input or {})
         failure = _tool_failed(data.get("tool_response"))
         self._record(data, failure)
         return self._deadline_check()
 
-    def _deadline_check(self) -> dict[str, Any]:
+    def _deadline_check(self) -> SyncHookJSONOutput:
         """REQ-OR-034: past the call's time limit, the agent is asked to stop after this tool."""
         if self.time_limit_s is None or time.monotonic() - self.started < self.time_limit_s:
             return {}
@@ -99,7 +105,8 @@ class CallHooks:
                     time_limit_s=self.time_limit_s)
         return {"continue_": False, "stopReason": f"the phase deadline was reached ({self.time_limit_s:g} s)"}
 
-    async def post_tool_use_failure(self, hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def post_tool_use_failure(self, hook_input: HookInput, tool_use_id: str | None,
+                                    context: HookContext) -> SyncHookJSONOutput:
         data = dict(hook_input or {})
         self._record(data, str(data.get("error") or "tool failed")[:500])
         return self._deadline_check()
@@ -115,7 +122,7 @@ class CallHooks:
             self.failures[self.agent_type] += 1
             log.warning("tool_failed", error=failure, consecutive_failures=self.failures[self.agent_type], **fields)
 
-    def sdk_hooks(self) -> dict[str, list[Any]]:
+    def sdk_hooks(self) -> dict[HookEvent, list[HookMatcher]]:
         """The ``ClaudeAgentOptions.hooks`` value (imports the SDK lazily: engine-only)."""
         from claude_agent_sdk import HookMatcher
 

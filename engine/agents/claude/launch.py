@@ -29,6 +29,7 @@ from engine.agents.claude.relay import PLACEHOLDER_KEY, ApiRelay, relay_supporte
 from engine.agents.claude.setup import cli_environment, kept_variables, write_launch_script
 from engine.agents.errors import BackendUnavailable
 from engine.agents.secrets import CREDENTIAL_VARS
+from events.sandbox import NetworkMode
 
 BRIDGE = Path(__file__).with_name("relay_bridge.py")
 BRIDGE_PORT = 38443  # inside the sandbox's own network namespace: nothing else listens there
@@ -60,7 +61,7 @@ class AgentLauncher:
         self._relay: ApiRelay | None = None
 
     @property
-    def network(self) -> str:
+    def network(self) -> NetworkMode:
         return "none" if self.mode == "bwrap" and self.relay_problem is None else "host"
 
     def relay(self) -> ApiRelay:
@@ -101,7 +102,7 @@ class AgentLauncher:
             secrets = []
         read_only = [str(p) for p in (prompt_file,) if p is not None]
         policy = agent_policy("bwrap", work_dir=work_dir, public_dir=task_dir, read_only=read_only,
-                              writable=[str(home)], sockets=sockets, network=self.network,  # type: ignore[arg-type]
+                              writable=[str(home)], sockets=sockets, network=self.network,
                               protected=protected, key=tag)
         sdk_names = [n for n in kept_variables({}) if n not in inner_env]
         argv = Sandbox(policy).command(command, cwd=work_dir, env=inner_env, pass_env=[*secrets, *sdk_names])

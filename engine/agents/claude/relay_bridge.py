@@ -19,15 +19,16 @@ import threading
 
 def _pipe(a: socket.socket, b: socket.socket) -> None:
     sel = selectors.DefaultSelector()
-    sel.register(a, selectors.EVENT_READ, b)
-    sel.register(b, selectors.EVENT_READ, a)
+    sel.register(a, selectors.EVENT_READ, (a, b))  # data: (from, to)
+    sel.register(b, selectors.EVENT_READ, (b, a))
     try:
         while True:
             for key, _ in sel.select():
-                data = key.fileobj.recv(65536)  # type: ignore[union-attr]
+                source, sink = key.data
+                data = source.recv(65536)
                 if not data:
                     return
-                key.data.sendall(data)
+                sink.sendall(data)
     except OSError:
         return
     finally:

@@ -17,9 +17,12 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
+
+if TYPE_CHECKING:  # the SDK is imported only where a call is made (engine-only)
+    from claude_agent_sdk.types import SessionKey, SessionStoreEntry, SessionSummaryEntry
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -72,7 +75,7 @@ class SQLiteSessionStore:
         if entries:
             await self._run(self._append, dict(key), list(entries))
 
-    def _append(self, key: dict[str, Any], entries: list[Any]) -> None:
+    def _append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         from claude_agent_sdk import fold_session_summary
 
         project, session, sub = key["project_key"], key["session_id"], _sub(key)
@@ -90,8 +93,9 @@ class SQLiteSessionStore:
                            (project, session, now))
                 row = db.execute("SELECT mtime, data FROM summaries WHERE project_key=? AND session_id=?",
                                  (project, session)).fetchone()
-                prev = {"session_id": session, "mtime": row[0], "data": json.loads(row[1])} if row else None
-                folded = fold_session_summary(prev, key, entries)  # type: ignore[arg-type]
+                prev: SessionSummaryEntry | None = (
+                    {"session_id": session, "mtime": row[0], "data": json.loads(row[1])} if row else None)
+                folded = fold_session_summary(prev, key, entries)
                 db.execute("INSERT INTO summaries VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET "
                            "mtime=excluded.mtime, data=excluded.data",
                            (project, session, now, json.dumps(folded["data"])))

@@ -26,9 +26,13 @@ import stat
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeGuard
 
 from engine.agents.errors import BackendUnavailable
 from engine.agents.secrets import CREDENTIAL_VARS, PROVIDER_FLAGS
+
+if TYPE_CHECKING:  # the SDK is imported only where it is used
+    from claude_agent_sdk.types import PermissionMode
 
 #: Every permission mode of the installed SDK (``claude_agent_sdk.types.PermissionMode``; a test
 #: keeps the two equal, so an SDK upgrade that adds one is noticed).
@@ -71,15 +75,20 @@ def is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def check_permission_mode(mode: str, *, root: bool, cli_runs_unprivileged: bool) -> None:
-    """Refuse, before anything is recorded, a mode the CLI would refuse on every call."""
-    if mode not in PERMISSION_MODES:
+def _known_permission_mode(mode: str) -> TypeGuard[PermissionMode]:
+    return mode in PERMISSION_MODES
+
+
+def check_permission_mode(mode: str, *, root: bool, cli_runs_unprivileged: bool) -> PermissionMode:
+    """``mode``, or refuse, before anything is recorded, a mode the CLI would refuse on every call."""
+    if not _known_permission_mode(mode):
         raise BackendUnavailable(f"permission_mode {mode!r} is not one the Claude SDK knows; "
                                  f"choose one of {', '.join(PERMISSION_MODES)}")
     if mode == "bypassPermissions" and root and not cli_runs_unprivileged:
         raise BackendUnavailable(
             "permission_mode bypassPermissions: the Claude CLI refuses it under root; use the default "
             f"({DEFAULT_PERMISSION_MODE}: the role's tools, no prompts) or run the agent in the bwrap sandbox")
+    return mode
 
 
 #: A comma-separated list of further variable names to hand to the CLI (a gateway's own settings).

@@ -1,0 +1,40 @@
+"""The run's best evaluated solution so far: one rule for every view of it.
+
+``SolutionEvaluated`` decisions are folded in log order. One counts when its solution ran
+(``is_executable``), its score is usable (``events.score``: not None, not NaN) and its purpose may
+become a best (an ablation's printout never does, REQ-P2O-020); it then replaces the best when it
+is at least as good (the paper's ``>=``, REQ-DM-029: later ties win, so the solution kept for a
+score is the latest that reached it).
+
+The CLI's best score (``replay.state.PipelineState``), the audit's fallback for a run's final
+solution (``engine.audit.lineage``) and MLE-STAR's run-wide fallback
+(``handlers.mlestar.bestsofar``, which also restarts it when Phase 1's checks replace what came
+before) all fold through :meth:`BestEvaluated.offer`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from events.score import Score, counts_toward_best
+
+
+@dataclass
+class BestEvaluated:
+    score: float | None = None
+    solution_id: str | None = None
+
+    def offer(self, rule: Score, *, solution_id: str, score: float | None, is_executable: bool,
+              purpose: str) -> bool:
+        """Fold one evaluation; whether it became the best."""
+        if not is_executable or not counts_toward_best(purpose) or not rule.at_least(score, self.score):
+            return False
+        self.score, self.solution_id = score, solution_id
+        return True
+
+    def restart(self, solution_id: str, score: float) -> None:
+        """From now on the best starts from this solution (what came before no longer counts)."""
+        self.score, self.solution_id = score, solution_id
+
+
+__all__ = ["BestEvaluated"]
