@@ -5,19 +5,26 @@ start-up check (one tiny real request, so a bad key or endpoint fails the start 
 call the engine cancelled (its phase ended; its result is never recorded), and a call that was in
 flight when the engine died. They are recorded here so a run's cost is honest; ``cost_usd`` is
 None when it is unknown (``usage`` then says how many tokens were streamed, if any).
+
+v2 adds ``in_budget``: whether the handlers' budget decisions count this spend. Every v2 event
+does (one ledger: the money the handlers decide on is the money the run shows). A v1 event was
+written by an engine whose handlers never counted it, and its log's recorded decisions were made
+without it; the upcaster marks it ``in_budget=False`` so that log still replays and resumes to
+the same decisions, while ``engine status`` still shows the money.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from events.base import Event, EventKind, register
+from events.base import Event, EventKind, register, upcaster
 
 
 @register
 class AgentSpendRecorded(Event):
     type_name: ClassVar[str] = "AgentSpendRecorded"
     kind: ClassVar[EventKind] = "bookkeeping"
+    version: ClassVar[int] = 2
 
     reason: Literal["preflight", "cancelled", "crashed"]
     effect_id: str | None = None
@@ -25,3 +32,10 @@ class AgentSpendRecorded(Event):
     cost_usd: float | None = None
     usage: dict[str, Any] = {}
     detail: str = ""
+    in_budget: bool = True
+
+
+@upcaster("AgentSpendRecorded", 1)
+def _agent_spend_recorded_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 spend was recorded beside handlers that did not count it (see the module docstring)."""
+    return {**payload, "in_budget": False}

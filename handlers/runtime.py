@@ -77,7 +77,7 @@ class Runtime:
         run the workflow until it waits again; return its decisions."""
         self._out = []
         if isinstance(event, AgentSpendRecorded):
-            self.spend.count(event.type_name, event.cost_usd)
+            self.spend.count(event.type_name, event.cost_usd, in_budget=event.in_budget)
             return self._out
         elapsed = getattr(event, "elapsed_s", None)
         if isinstance(elapsed, (int, float)):
@@ -103,7 +103,7 @@ class Runtime:
 
     @property
     def cost_usd(self) -> float:
-        return self.spend.usd
+        return self.spend.budget_usd
 
     @property
     def agent_calls(self) -> int:

@@ -9,6 +9,10 @@ the handlers decide on is the money the run shows. Two kinds of event spend:
 * ``AgentSpendRecorded`` (``events/spend.py``): money spent outside a result (the start-up check,
   a cancelled call, a call cut by a crash); an unknown amount is counted apart.
 
+``usd`` is all of it. ``budget_usd``, what the handlers decide on, leaves out only spend that an
+old log (``AgentSpendRecorded`` v1) recorded beside handlers that did not count it, so that log
+replays to the decisions it holds; for every run recorded since, the two are equal.
+
 Amounts are summed in whole nano-dollars: float addition depends on the order of the terms, and
 the views fold the same events in different groupings (per scope, in total), so a float sum could
 differ between them in its last bits.
@@ -33,8 +37,9 @@ class SpendMeter:
     calls: int = 0              # agent calls with a recorded result
     unknown: int = 0            # spend recorded without an amount (AgentSpendRecorded, cost None)
     nanos_by_scope: dict[str, int] = field(default_factory=dict)   # scopes that spent something
+    outside_budget_nanos: int = 0   # AgentSpendRecorded v1: shown, never decided on
 
-    def count(self, type_name: str, cost_usd: float | None, scope: str = "") -> None:
+    def count(self, type_name: str, cost_usd: float | None, scope: str = "", *, in_budget: bool = True) -> None:
         """Fold one event's spend (events of other types spend nothing)."""
         if type_name in AGENT_RESULTS:
             self.calls += 1
@@ -46,11 +51,18 @@ class SpendMeter:
         amount = nanos(cost_usd or 0.0)
         if amount:
             self.total_nanos += amount
+            if not in_budget:
+                self.outside_budget_nanos += amount
             self.nanos_by_scope[scope] = self.nanos_by_scope.get(scope, 0) + amount
 
     @property
     def usd(self) -> float:
         return self.total_nanos / NANOS_PER_USD
+
+    @property
+    def budget_usd(self) -> float:
+        """The spend the handlers' budget decisions count."""
+        return (self.total_nanos - self.outside_budget_nanos) / NANOS_PER_USD
 
     def usd_by_scope(self) -> dict[str, float]:
         return {scope: n / NANOS_PER_USD for scope, n in self.nanos_by_scope.items()}

@@ -116,6 +116,12 @@ class PipelineState:
         return self.spend.usd
 
     @property
+    def budget_cost_usd(self) -> float:
+        """What the handlers' budget decisions count: all of it, but for spend an old log
+        recorded beside handlers that did not count it (``replay.meter``)."""
+        return self.spend.budget_usd
+
+    @property
     def cost_by_scope(self) -> dict[str, float]:
         return self.spend.usd_by_scope()
 
@@ -250,8 +256,9 @@ def _result(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
 
 
 def _spend(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
-    """Spend without a recorded result (events/spend.py); unknown amounts are counted apart."""
-    s.spend.count(env.type, p.get("cost_usd"), env.scope)
+    """Spend without a recorded result (events/spend.py); unknown amounts are counted apart. v1
+    spend (from before its handlers counted it) is shown but kept out of the budget figure."""
+    s.spend.count(env.type, p.get("cost_usd"), env.scope, in_budget=env.version >= 2 and p.get("in_budget", True))
 
 
 def _cancelled(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:

@@ -85,6 +85,9 @@ class BuiltFixture:
     about: str
     strategy: str
     make: Callable[[], tuple[RunStarted, World]]
+    # Written as an engine from before AgentSpendRecorded v2 wrote it: its handlers never counted
+    # that spend (so the spend is fed to them with in_budget=False), and the log holds v1 events.
+    spend_v1: bool = False
 
     @property
     def run_id(self) -> str:
@@ -116,9 +119,12 @@ class _Log:
         stamp = (CLOCK_START + timedelta(seconds=elapsed_s)).isoformat()
         for item in batch:
             ev = item.event
+            version, payload = ev.version, ev.payload()
+            if isinstance(ev, AgentSpendRecorded) and not ev.in_budget:  # only ever an old engine's v1 event
+                version, payload = 1, {k: v for k, v in payload.items() if k != "in_budget"}
             self.records.append({"run_id": self.run_id, "seq": len(self.records) + 1, "type": ev.type_name,
-                                 "version": ev.version, "scope": item.scope, "causation_seq": item.causation_seq,
-                                 "recorded_at": stamp, "payload": ev.payload()})
+                                 "version": version, "scope": item.scope, "causation_seq": item.causation_seq,
+                                 "recorded_at": stamp, "payload": payload})
         return first
 
     def sealed(self) -> list[Envelope]:
@@ -160,6 +166,8 @@ def drive(spec: BuiltFixture) -> list[Envelope]:
     def record(items: list[NewEvent]) -> None:
         """Bookkeeping, one event at a time (``Driver.record``); spend goes to the handlers' meter."""
         for item in items:
+            if isinstance(item.event, AgentSpendRecorded) and spec.spend_v1:
+                item = NewEvent(event=item.event.model_copy(update={"in_budget": False}), scope=item.scope)
             log.append([item], now)
             if isinstance(item.event, AgentSpendRecorded):
                 assert runtime.feed(item.event) == []
@@ -343,6 +351,9 @@ BUILT: tuple[BuiltFixture, ...] = (
     BuiltFixture("mle-star-sim-budget", "MLE-STAR out of money: budget warning and shutdown, the start-up "
                  "check's spend, cancelled calls' spend, a crash and a stop, each resumed", "mle-star",
                  mle_star_budget),
+    BuiltFixture("mle-star-sim-budget-spend-v1", "the budget run as an engine from before AgentSpendRecorded v2 "
+                 "wrote it: its handlers did not count that spend, and the log still replays to their decisions",
+                 "mle-star", mle_star_budget, spend_v1=True),
     BuiltFixture("mle-star-sim-deadlines", "MLE-STAR out of time (minimised metric): Phases 2 and 3 cut at "
                  "their deadlines with calls in flight (spend unknown), a failed summary, no code block",
                  "mle-star", mle_star_deadlines),

@@ -37,9 +37,10 @@ from replay.state import PipelineState, fold
 from replay.verify import verify
 from store.sqlite import SQLiteEventStore
 from tests.replays.build import BUILT
-from tests.replays.fixtures import FIXTURES, HERE, FixtureSpec
+from tests.replays.fixtures import FIXTURES, HERE, FixtureSpec, reseal
 
 LOGS: dict[str, Path] = {f.name: f.path for f in FIXTURES} | {b.name: b.path for b in BUILT}
+OLD_SPEND_LOGS = {b.name for b in BUILT if b.spend_v1}
 # A campaign's own stream (``campaign:<name>``), never a run's log: no run projection folds them.
 NOT_RUN_EVENTS_MODULE = "events.campaign"
 
@@ -67,8 +68,9 @@ class Rebased:
 
 def agree(rt: Runtime, state: PipelineState, rebased: Rebased, where: str) -> None:
     assert sorted(rt.pending_effect_ids) == sorted(state.pending), where
-    assert rt.cost_usd == state.accumulated_cost_usd, (
-        f"{where}: the handlers decide on ${rt.cost_usd}, the run shows ${state.accumulated_cost_usd}")
+    assert rt.cost_usd == state.budget_cost_usd, (
+        f"{where}: the handlers decide on ${rt.cost_usd}, the run's budget figure is ${state.budget_cost_usd}")
+    assert rt.spend.usd == state.accumulated_cost_usd, where
     assert rt.agent_calls == state.agent_call_count, where
     assert rt.spend.unknown == state.unknown_cost_calls, where
     tracker = rt._shared.get(KEY)
@@ -121,8 +123,10 @@ def test_the_run_shows_the_money_the_handlers_decided_on(name: str) -> None:
     for env in read(name):
         state.apply(env)
         if env.type == "RunCompleted":
-            assert env.payload["result"]["cost_summary"]["total_cost_usd"] == state.accumulated_cost_usd
+            assert env.payload["result"]["cost_summary"]["total_cost_usd"] == state.budget_cost_usd
             assert state.cost_breakdown()["total_cost_usd"] == round(state.accumulated_cost_usd, 6)
+    # One ledger: only spend an old engine recorded outside its handlers' count is shown apart.
+    assert (state.budget_cost_usd == state.accumulated_cost_usd) == (name not in OLD_SPEND_LOGS)
 
 
 def test_spend_without_a_result_counts_in_both_views() -> None:
@@ -214,3 +218,21 @@ def test_one_run_context_for_the_handlers_and_the_executors(spec: FixtureSpec) -
     assert state.context().run_id == spec.run_id and rt.context.run_id == ""  # the log's envelope names it
     assert replace(state.context(), run_id="") == rt.context
     assert state.context() is state.context()  # validated once
+
+
+def test_an_old_logs_spend_stays_out_of_its_decisions() -> None:
+    """AgentSpendRecorded v1 (events/spend.py): a log written while the handlers did not count that
+    spend replays to its decisions because the upcaster keeps it out of the budget figure; counted,
+    the same log diverges (its budget warning came later). ``engine status`` shows all of it."""
+    envelopes = read("mle-star-sim-budget-spend-v1")
+    spend = [e for e in envelopes if e.type == SPEND_RECORDED]
+    assert spend and all(e.version == 1 and "in_budget" not in e.payload for e in spend)
+    state = PipelineState()
+    for env in envelopes:
+        state.apply(env)
+    assert state.accumulated_cost_usd > state.budget_cost_usd
+    main = load_strategy(envelopes[0].payload["strategy"])
+    assert verify(envelopes, lambda: Runtime(main))[0] is None
+    counted = reseal([{**e.model_dump(mode="json"), "version": 2, "payload": {**e.payload, "in_budget": True}}
+                      if e.type == SPEND_RECORDED else e.model_dump(mode="json") for e in envelopes])
+    assert verify(counted, lambda: Runtime(main))[0] is not None
