@@ -14,7 +14,7 @@ from events.base import Envelope
 from events.context import RunContext
 from events.core import RunStarted
 from events.domain import TaskDescription
-from events.score import Score
+from events.score import Score, usable
 from replay.best import BestEvaluated
 from replay.meter import AGENT_RESULTS, SPEND_RECORDED, SpendMeter
 
@@ -76,6 +76,7 @@ class PipelineState:
     phase2_path_statuses: dict[str, str] = field(default_factory=dict)
     phase_status: dict[str, str] = field(default_factory=dict)
     best: BestEvaluated = field(default_factory=BestEvaluated)  # the best ever evaluated (replay.best)
+    final_score: float | None = None   # the submitted solution's validation score (RunCompleted)
     evaluation_count: int = 0
     events: int = 0
     last_seq: int = 0
@@ -139,6 +140,14 @@ class PipelineState:
         return self.best.score
 
     @property
+    def best_score(self) -> float | None:
+        """The score a run is shown with (``engine status``, the report, a campaign's table): once
+        it completed, its final solution's validation score — what the strategy chose and
+        submitted, recorded in ``RunCompleted.best_score`` (docs/decisions.md); before that, or
+        when the final carries no score, the best evaluated so far."""
+        return self.final_score if self.final_score is not None else self.best_score_so_far
+
+    @property
     def best_solution_id(self) -> str | None:
         return self.best.solution_id
 
@@ -171,7 +180,7 @@ class PipelineState:
             "backend": self.backend,
             "task": self.task.get("competition_id", ""),
             "current_phase": self.current_phase,
-            "best_score": self.best_score_so_far,
+            "best_score": self.best_score,
             "elapsed_seconds": round(self.elapsed_seconds, 3),
             "cost_usd": round(self.accumulated_cost_usd, 6),
             "cost_by_scope": {k: round(v, 6) for k, v in self.cost_by_scope.items()},
@@ -308,6 +317,8 @@ def _phase_completed(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None
 def _run_completed(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
     s.status = "completed"
     s.submission_path = p.get("submission_path", "")
+    score = p.get("best_score")
+    s.final_score = float(score) if isinstance(score, (int, float)) and usable(float(score)) else None
     s.result = p.get("result", {})
     s.pending.clear()
 

@@ -54,6 +54,36 @@ class CorruptLog(StoreError):
     """A stored event cannot be read back (bad JSON, unknown type, broken chain)."""
 
 
+class StoreUnavailable(StoreError):
+    """The database server stayed unreachable for the whole reconnect budget; nothing committed is
+    lost, and the run resumes once the server is back."""
+
+
+class StorageFault(StoreError):
+    """The storage under the database failed for good (retrying will not help); the message says
+    what happened and what to do. The CLI exits 1 on these, as on a failed run."""
+
+
+class StorageFull(StorageFault):
+    """No space left where the database is written."""
+
+
+class StorageReadOnly(StorageFault):
+    """The database or its file system is read-only."""
+
+
+class StorageDenied(StorageFault):
+    """This process may not open or write the database file (permissions)."""
+
+
+class StorageDamaged(StorageFault):
+    """The database file is malformed (damaged bytes): some or all of it cannot be read."""
+
+
+class StorageTooNew(StorageFault):
+    """The database was written by a newer engine (a schema this engine does not know)."""
+
+
 @dataclass(frozen=True)
 class RunInfo:
     run_id: str
@@ -68,6 +98,7 @@ class RunInfo:
 class ChainProblem:
     seq: int
     reason: str
+    damaged: bool = False  # the file could not be read from here (damaged storage), not altered bytes
 
 
 class EventStore(Protocol):

@@ -13,6 +13,11 @@ import psutil
 
 from store.base import LeaseHeld
 
+# Releasing is a courtesy: a lease left behind expires after its TTL, and one whose holder died on
+# this host is taken over at once. So a release waits out only a short outage, never the full
+# reconnect budget, and its failure must not hide how the run itself ended.
+RELEASE_BUDGET_S = 5.0
+
 
 def take_lease(conn: sqlite3.Connection, run_id: str, ttl_s: float) -> str:
     """Inside the caller's write transaction: take the run's lease or raise LeaseHeld."""

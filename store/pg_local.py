@@ -52,6 +52,11 @@ class LocalPostgres:
         return self.root / "socket"
 
     @property
+    def socket_path(self) -> Path:
+        """The server's unix socket (what a client or a proxy connects to)."""
+        return self.socket_dir / f".s.PGSQL.{self.port}"
+
+    @property
     def url(self) -> str:
         return f"postgresql://{_SERVER_USER}@/postgres?host={self.socket_dir}&port={self.port}"
 
@@ -79,11 +84,22 @@ class LocalPostgres:
         data = self.root / "data"
         self._run("initdb", "-D", str(data), "-U", _SERVER_USER, "--auth=trust", "-E", "UTF8",
                   "--locale=C", "--no-sync")
+        self.start_server()
+        return self
+
+    def start_server(self) -> None:
+        """Start the server on the existing data directory (after :meth:`stop_server`)."""
+        assert self.root is not None, "the server is not set up"
         options = (f"-k {self.socket_dir} -p {self.port} -c listen_addresses='' -c max_connections=200 "
                    f"-c fsync={'on' if self.fsync else 'off'} -c shared_buffers=32MB")
-        self._run("pg_ctl", "-D", str(data), "-o", options, "-l", str(self.root / "server.log"), "-w",
-                  "-t", "60", "start")
-        return self
+        self._run("pg_ctl", "-D", str(self.root / "data"), "-o", options, "-l", str(self.root / "server.log"),
+                  "-w", "-t", "60", "start")
+
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stop the server and keep its data: ``fast`` is what a managed database's routine restart
+        does (every session is terminated: "terminating connection due to administrator command")."""
+        assert self.root is not None, "the server is not set up"
+        self._run("pg_ctl", "-D", str(self.root / "data"), "-m", mode, "-w", "-t", "60", "stop")
 
     def stop(self) -> None:
         if self.root is None:

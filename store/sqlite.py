@@ -10,7 +10,9 @@ from __future__ import annotations
 import gc
 import sqlite3
 import time
-from collections.abc import Generator, Iterator, Sequence
+import urllib.parse
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -19,12 +21,13 @@ from events.base import GENESIS_HASH, EffectResult, Envelope, NewEvent, canonica
 from store.base import (
     ChainProblem,
     ConcurrencyError,
-    DatabaseLocked,
     DuplicateResultError,
     NotAnEngineDatabase,
     RunExists,
     RunInfo,
     RunNotFound,
+    StorageDamaged,
+    StorageTooNew,
     StoreError,
 )
 from store.chain import StoredRow, first_chain_problem
@@ -34,6 +37,7 @@ from store.sealing import envelope_from_row as _envelope
 from store.sealing import now_iso as _now_iso
 from store.sealing import payload_of as _payload_of
 from store.sealing import seal
+from store.sqlite_faults import on_read_only_fs, translate
 
 SCHEMA_VERSION = 1
 APP_MARKER = "mle-engine-event-store"
@@ -48,33 +52,61 @@ class SQLiteEventStore:
         # No header sniffing with open(): closing any descriptor of the file drops this process's
         # POSIX locks on it (SQLite's own connections included), after which another process may
         # delete the WAL under a live connection. SQLite itself refuses a non-database file (NOTADB).
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if synchronous.upper() not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
+            raise StoreError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise translate(exc, self.path) from None
+        conn = None
+        try:
+            # The busy timeout is SQLite's own bounded backoff: a lock held by another process is
+            # waited for (sleeping longer each try) up to busy_timeout_ms, then named DatabaseLocked.
             conn = sqlite3.connect(str(self.path), timeout=busy_timeout_ms / 1000, isolation_level=None,
                                    check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
             conn.execute("PRAGMA journal_mode=WAL")
-            if synchronous.upper() not in {"OFF", "NORMAL", "FULL", "EXTRA"}:
-                raise StoreError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
             conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        except sqlite3.DatabaseError as exc:
-            raise self._translate(exc) from None
+        except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
+            if not (self.path.exists() and on_read_only_fs(self.path)):
+                raise translate(exc, self.path) from None
+            conn = self._open_immutable()
         self.conn = conn
         self._ensure_schema()
+
+    def _open_immutable(self) -> sqlite3.Connection:
+        """On a read-only file system a WAL database cannot be opened as usual (it needs its -shm
+        file): opened as immutable, its runs can still be read and exported; writes are refused."""
+        uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?immutable=1"
+        try:
+            return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from None
+
+    @contextmanager
+    def _faults(self, run_id: str | None = None) -> Iterator[None]:
+        """sqlite3 errors leave as named store errors; an open transaction is rolled back first."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise translate(exc, self.path, run_id) from None
+
+    def _rollback(self) -> None:
+        """Roll back if a transaction is still open: SQLite has already rolled it back itself after
+        some errors (a full disk), and a failing ROLLBACK must never replace the error being raised."""
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
     # --- schema -----------------------------------------------------------------------------
 
     def _table_names(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-
-    def _translate(self, exc: sqlite3.Error) -> StoreError:
-        text = str(exc)
-        if "locked" in text or "busy" in text:
-            return DatabaseLocked(f"{self.path} is locked by another process ({text}); try again shortly")
-        if "not a database" in text or "file is encrypted" in text:
-            return NotAnEngineDatabase(
-                f"{self.path} is not an engine database (not even SQLite: {text}); pass --db with the right file")
-        return StoreError(f"{self.path}: {text}")
 
     def _ensure_schema(self) -> None:
         try:
@@ -88,6 +120,7 @@ class SQLiteEventStore:
                 row = self.conn.execute("SELECT value FROM engine_meta WHERE key='app'").fetchone()
                 if not row or row[0] != APP_MARKER:
                     raise NotAnEngineDatabase(f"{self.path} is not an engine database")
+                self._check_schema_version()
                 return
             self.conn.execute("BEGIN IMMEDIATE")
             if "engine_meta" in self._table_names():  # another process created it meanwhile
@@ -125,10 +158,20 @@ class SQLiteEventStore:
                 )
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
-        except sqlite3.DatabaseError as exc:
-            raise self._translate(exc) from None
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise translate(exc, self.path) from None
+
+    def _check_schema_version(self) -> None:
+        row = self.conn.execute("SELECT value FROM engine_meta WHERE key='schema'").fetchone()
+        version = int(row[0]) if row and str(row[0]).isdigit() else 0
+        if version > SCHEMA_VERSION:
+            raise StorageTooNew(
+                f"{self.path} was written by a newer engine (schema {version}; this engine knows schema "
+                f"{SCHEMA_VERSION}); use that newer engine, or `engine export RUN -o FILE` with it and "
+                "`engine import FILE` here")
 
     # --- runs -------------------------------------------------------------------------------
 
@@ -141,25 +184,28 @@ class SQLiteEventStore:
             )
         except sqlite3.IntegrityError:
             raise RunExists(f"run {run_id} already exists") from None
-        except sqlite3.DatabaseError as exc:
-            raise self._translate(exc) from None
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from None
 
     def get_run(self, run_id: str) -> RunInfo:
-        row = self.conn.execute(
-            "SELECT run_id, created_at, strategy, task, status, head_seq FROM runs WHERE run_id=?", (run_id,)
-        ).fetchone()
+        with self._faults(run_id):
+            row = self.conn.execute(
+                "SELECT run_id, created_at, strategy, task, status, head_seq FROM runs WHERE run_id=?", (run_id,)
+            ).fetchone()
         if row is None:
             raise RunNotFound(f"no run {run_id!r} in {self.path}; `engine runs` lists the runs")
         return RunInfo(*row)
 
     def list_runs(self) -> list[RunInfo]:
-        rows = self.conn.execute(
-            "SELECT run_id, created_at, strategy, task, status, head_seq FROM runs ORDER BY created_at"
-        ).fetchall()
+        with self._faults():
+            rows = self.conn.execute(
+                "SELECT run_id, created_at, strategy, task, status, head_seq FROM runs ORDER BY created_at"
+            ).fetchall()
         return [RunInfo(*r) for r in rows]
 
     def set_status(self, run_id: str, status: str) -> None:
-        self.conn.execute("UPDATE runs SET status=? WHERE run_id=?", (status, run_id))
+        with self._faults(run_id):
+            self.conn.execute("UPDATE runs SET status=? WHERE run_id=?", (status, run_id))
 
     def last_seq(self, run_id: str) -> int:
         return self.get_run(run_id).last_seq
@@ -169,10 +215,8 @@ class SQLiteEventStore:
     def append(self, run_id: str, events: Sequence[NewEvent], expected_seq: int) -> list[Envelope]:
         if not events:
             return []
-        try:
+        with self._faults(run_id):
             self.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise self._translate(exc) from None
         try:
             head = self.conn.execute("SELECT head_seq, head_hash FROM runs WHERE run_id=?", (run_id,)).fetchone()
             if head is None:
@@ -193,25 +237,33 @@ class SQLiteEventStore:
             self.conn.execute("COMMIT")
             return envelopes
         except sqlite3.IntegrityError as exc:
-            self.conn.execute("ROLLBACK")
+            self._rollback()
             if "events_one_result" in str(exc) or "result_of" in str(exc):
                 raise DuplicateResultError(f"run {run_id}: an effect's result is already recorded") from None
             raise ConcurrencyError(f"run {run_id}: {exc}") from None
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise translate(exc, self.path, run_id) from None
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._rollback()
             raise
 
     def read(self, run_id: str, from_seq: int = 1) -> Generator[Envelope, None, None]:
         self.get_run(run_id)
-        cur = self.conn.execute(
-            "SELECT run_id, seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash "
-            "FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
-            (run_id, from_seq),
-        )
+        with self._faults(run_id):
+            cur = self.conn.execute(
+                "SELECT run_id, seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash "
+                "FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
+                (run_id, from_seq),
+            )
         # Parsed a chunk at a time with the cyclic GC paused: building 100k payload dicts otherwise
         # triggers hundreds of collections that rescan the growing heap (~2/3 of the read time).
         size = 64  # growing chunks: reading just the first events stays cheap
-        while rows := cur.fetchmany(size):
+        while True:
+            with self._faults(run_id):
+                rows = cur.fetchmany(size)
+            if not rows:
+                return
             size = min(size * 4, 4096)
             gc_was_on = gc.isenabled()
             gc.disable()
@@ -223,44 +275,54 @@ class SQLiteEventStore:
             yield from chunk
 
     def verify_chain(self, run_id: str) -> ChainProblem | None:
+        """A damaged page under the run's events is a problem at the first seq that cannot be read;
+        damage to the run's own row (its head) raises StorageDamaged."""
         info = self.get_run(run_id)
-        cur = self.conn.execute(
-            # Text columns are read as bytes and decoded here: a tampered byte may leave invalid UTF-8,
-            # which sqlite3 would otherwise raise on while fetching (naming no seq).
-            "SELECT seq, CAST(type AS BLOB), version, CAST(scope AS BLOB), causation_seq, CAST(recorded_at AS BLOB), "
-            "CAST(payload AS BLOB), CAST(prev_hash AS BLOB), CAST(hash AS BLOB), CAST(result_of AS BLOB) "
-            "FROM events WHERE run_id=? ORDER BY seq", (run_id,)
-        )
-        head_hash = self.conn.execute("SELECT head_hash FROM runs WHERE run_id=?", (run_id,)).fetchone()[0]
+        with self._faults(run_id):
+            cur = self.conn.execute(
+                # Text columns are read as bytes and decoded here: a tampered byte may leave invalid UTF-8,
+                # which sqlite3 would otherwise raise on while fetching (naming no seq).
+                "SELECT seq, CAST(type AS BLOB), version, CAST(scope AS BLOB), causation_seq, "
+                "CAST(recorded_at AS BLOB), CAST(payload AS BLOB), CAST(prev_hash AS BLOB), CAST(hash AS BLOB), "
+                "CAST(result_of AS BLOB) FROM events WHERE run_id=? ORDER BY seq", (run_id,)
+            )
+            head_hash = self.conn.execute("SELECT head_hash FROM runs WHERE run_id=?", (run_id,)).fetchone()[0]
+        read = _ReadUpTo(cur)
         try:
-            return first_chain_problem(run_id, _decoded(cur), info.last_seq, head_hash)
+            return first_chain_problem(run_id, _decoded(read), info.last_seq, head_hash)
         except _NotUtf8 as bad:
             return ChainProblem(bad.seq, "a stored text column is not valid UTF-8")
+        except sqlite3.Error as exc:
+            problem = translate(exc, self.path, run_id)
+            if not isinstance(problem, StorageDamaged):
+                raise problem from None
+            return ChainProblem(read.last_seq + 1, f"the database file is damaged here, unreadable from this "
+                                f"event on ({exc}); events 1-{read.last_seq} read whole", damaged=True)
 
     # --- leases -----------------------------------------------------------------------------
 
     def acquire_lease(self, run_id: str, ttl_s: float = 30.0) -> str:
         self.get_run(run_id)
-        try:
+        with self._faults(run_id):
             self.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise self._translate(exc) from None
-        try:
-            token = take_lease(self.conn, run_id, ttl_s)
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
+            try:
+                token = take_lease(self.conn, run_id, ttl_s)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
         return token
 
     def renew_lease(self, run_id: str, token: str, ttl_s: float = 30.0) -> None:
-        cur = self.conn.execute("UPDATE leases SET expires_at=? WHERE run_id=? AND token=?",
-                                (time.time() + ttl_s, run_id, token))
+        with self._faults(run_id):
+            cur = self.conn.execute("UPDATE leases SET expires_at=? WHERE run_id=? AND token=?",
+                                    (time.time() + ttl_s, run_id, token))
         if cur.rowcount != 1:
             raise StoreError(f"run {run_id}: this driver's lease was taken over by another process")
 
     def release_lease(self, run_id: str, token: str) -> None:
-        self.conn.execute("DELETE FROM leases WHERE run_id=? AND token=?", (run_id, token))
+        with self._faults(run_id):
+            self.conn.execute("DELETE FROM leases WHERE run_id=? AND token=?", (run_id, token))
 
     # --- export / import --------------------------------------------------------------------
 
@@ -270,6 +332,11 @@ class SQLiteEventStore:
     def import_jsonl(self, source: IO[str]) -> str:
         envelopes = read_jsonl(source)
         run_id = envelopes[0].run_id
+        with self._faults():  # no run to resume: the advice is to import again
+            self._insert_imported(run_id, envelopes)
+        return run_id
+
+    def _insert_imported(self, run_id: str, envelopes: list[Envelope]) -> None:
         first = envelopes[0]
         strategy = str(first.payload.get("strategy", "?"))
         task = str((first.payload.get("task") or {}).get("competition_id", "?"))
@@ -292,12 +359,24 @@ class SQLiteEventStore:
             )
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._rollback()
             raise
-        return run_id
 
     def close(self) -> None:
         self.conn.close()
+
+
+class _ReadUpTo:
+    """A cursor's rows, remembering the last seq read (where a damaged file stopped reading)."""
+
+    def __init__(self, cur: sqlite3.Cursor) -> None:
+        self.cur = cur
+        self.last_seq = 0
+
+    def __iter__(self) -> Iterator[tuple]:
+        for row in self.cur:
+            self.last_seq = row[0]
+            yield row
 
 
 class _NotUtf8(Exception):
@@ -305,7 +384,7 @@ class _NotUtf8(Exception):
         self.seq = seq
 
 
-def _decoded(rows: sqlite3.Cursor) -> Iterator[StoredRow]:
+def _decoded(rows: Iterable[tuple]) -> Iterator[StoredRow]:
     for seq, typ, version, scope, cause, recorded_at, *texts in rows:
         try:
             typ, scope, recorded_at, *texts = (None if b is None else bytes(b).decode("utf-8")

@@ -65,7 +65,7 @@ def per_phase(log: RunLog, spans: list[Span]) -> dict[str, dict[str, float]]:
 def _kpis(log: RunLog, lineage: Lineage | None) -> str:
     s = log.state
     cards = [
-        ("best score", fmt_score(s.best_score_so_far), "↑ higher is better" if s.maximize else "↓ lower is better"),
+        ("best score", fmt_score(s.best_score), "↑ higher is better" if s.maximize else "↓ lower is better"),
         ("elapsed", fmt_seconds(s.elapsed_seconds), "driven time"),
         ("cost", f"${s.accumulated_cost_usd:.4f}", "agent calls, as reported"),
         ("agent calls", str(s.agent_call_count), f"{len(s.cost_by_scope)} scopes with cost"),

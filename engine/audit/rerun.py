@@ -196,5 +196,5 @@ def rerun(db: Path | DatabaseUrl, run_id: str, *, new_run_id: str | None = None,
     difference = compare_decisions(old, new, strict=strict)
     return RerunOutcome(source_run_id=run_id, new_run_id=new_id, status=final.status, strategy=chosen,
                         recorded_decisions=len(decisions(old)), rerun_decisions=len(decisions(new)),
-                        difference=difference, best_score=final.best_score_so_far,
+                        difference=difference, best_score=final.best_score,
                         evaluation_change=first_evaluation_change(old, new) if difference else None)

@@ -165,7 +165,7 @@ def status_rows(store: Any, state: CampaignState) -> list[dict[str, Any]]:
             run = fold(store.read(c.run_id))
             if c.ended is None:
                 row["status"] = run.status
-            row.update(best_score=run.best_score_so_far, elapsed_seconds=round(run.elapsed_seconds, 1),
+            row.update(best_score=run.best_score, elapsed_seconds=round(run.elapsed_seconds, 1),
                        cost_usd=run.accumulated_cost_usd)
             if c.ended != "abandoned" and run.error and not row["reason"]:
                 row["reason"] = run.error

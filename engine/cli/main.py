@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from engine.cli.stores import UsageError, open_db
 from engine.config.presets import ConfigError, build_config
 from engine.run import lifecycle as runs_mod
 from engine.run.driver import EngineError
@@ -35,10 +36,6 @@ err = Console(stderr=True)
 DbOpt = typer.Option(None, "--db", help="Event database: a file or a postgresql:// URL (default $ENGINE_DB or ./engine-runs/engine.db).")
 
 
-class UsageError(Exception):
-    pass
-
-
 def fail(message: str, code: int = 2) -> None:
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
@@ -52,10 +49,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def _store(db: str | Path | None, *, must_exist: bool = True) -> tuple[EventStore, Path | runs_mod.DatabaseUrl]:
-    path = runs_mod.db_path(db)
-    if must_exist and not path.exists():
-        raise UsageError(f"no engine database at {path}; start a run first or pass --db")
-    return runs_mod.open_store(path, create=not must_exist), path
+    return open_db(db, must_exist=must_exist)
 
 
 def _state(store: Any, run_id: str) -> PipelineState:
@@ -73,7 +67,7 @@ def _progress_callback(enabled: bool) -> tuple[Callable[[PipelineState], None] |
     started = time.monotonic()
 
     def on_commit(s: PipelineState) -> None:
-        best = "-" if s.best_score_so_far is None else f"{s.best_score_so_far:.5g}"
+        best = "-" if s.best_score is None else f"{s.best_score:.5g}"
         paths = " ".join(f"{k}:{v}" for k, v in s.phase2_path_statuses.items())
         status.update(f"[bold]{s.current_phase or 'starting'}[/] {paths}  events {s.events}  "
                       f"agent calls {s.agent_call_count}  evals {s.evaluation_count}  best {best}  "
@@ -238,34 +232,12 @@ def show_log(run_id: str, follow: bool = typer.Option(False, "--follow", "-f"),
         time.sleep(0.5)
 
 
-@app.command()
-def verify(run_id: str, db: str | None = DbOpt) -> None:
-    """Check the hash chain: every stored byte as it was sealed."""
-    store, _ = _store(db)
-    problem = store.verify_chain(run_id)
-    if problem is None:
-        out.print(f"OK: run {run_id}: {store.last_seq(run_id)} events, hash chain intact")
-        _print_sandbox_audit(store, run_id)
-        return
-    err.print(f"[red]TAMPERED[/]: run {run_id}: first bad event is seq {problem.seq}: {problem.reason}")
-    raise typer.Exit(1)
-
-
 def _print_sandbox_warning(cfg: Any) -> None:
     from engine.sandbox import describe_resolution
 
     level, message = describe_resolution(cfg.sandbox, runs_mod.sandbox_mode_for(cfg))
     if level == "warning":
         err.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
-
-
-def _print_sandbox_audit(store: Any, run_id: str) -> None:
-    from engine.audit.isolation import audit_sandbox
-
-    audit = audit_sandbox(store.read(run_id))
-    style = "green" if audit.answers_unreachable else "yellow"
-    for line in audit.lines():
-        out.print(f"[{style}]{escape(line)}[/]", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -295,8 +267,13 @@ def replay(run_id: str, against: Path | None = typer.Option(None, "--against", h
 def export(run_id: str, output: Path = typer.Option(..., "-o", "--output"), db: str | None = DbOpt) -> None:
     """Write a run's log as JSON Lines."""
     store, _ = _store(db)
-    with open(output, "w", encoding="utf-8") as fh:
-        n = store.export_jsonl(run_id, fh)
+    store.get_run(run_id)
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            n = store.export_jsonl(run_id, fh)
+    except StoreError:
+        output.unlink(missing_ok=True)  # a run cut short by a damaged file is not an export
+        raise
     out.print(f"exported {n} events of {run_id} to {output}")
 
 
@@ -316,10 +293,12 @@ def _mount_optional() -> None:
     from engine.cli.audit import register
     from engine.cli.campaign import campaign_app
     from engine.cli.tasks import grade_cmd, tasks_app
+    from engine.cli.verify import verify_cmd
 
     app.add_typer(tasks_app, name="tasks", help="Bundled tasks: list and prepare.")
     app.add_typer(campaign_app, name="campaign", help="Campaigns: tasks × seeds run as one unit on Ray.")
     app.command("grade")(grade_cmd)
+    app.command("verify")(verify_cmd)
     register(app)
 
 
@@ -341,15 +320,22 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except _user_errors() as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        from engine.run.driver import HandlersChanged
-
-        sys.exit(1 if isinstance(exc, HandlersChanged) else 2)
+        sys.exit(_exit_code(exc))
     except (typer.BadParameter, typer.Abort) as exc:  # pragma: no cover - click formats these
         err.print(f"[bold red]error:[/] {exc}")
         sys.exit(2)
     except _usage_errors() as exc:  # unknown command or option, missing argument
         exc.show()
         sys.exit(2)
+
+
+def _exit_code(exc: BaseException) -> int:
+    """1 when the run or the storage under it failed for good (a full disk, a damaged file), else 2
+    (bad input; also a lock that outlasted the busy timeout: nothing failed, try again)."""
+    from engine.run.driver import HandlersChanged
+    from store.base import StorageFault
+
+    return 1 if isinstance(exc, (HandlersChanged, StorageFault)) else 2
 
 
 def _usage_errors() -> tuple[type[Any], ...]:  # two unrelated classes, both with .show()

@@ -45,7 +45,7 @@ from events.spend import AgentSpendRecorded
 from handlers.runtime import Runtime
 from replay.state import PendingEffect, PipelineState, fold
 from replay.verify import Divergence, verify
-from store.base import EventStore, StoreError
+from store.base import EventStore
 
 log = structlog.get_logger(__name__)
 
@@ -156,8 +156,9 @@ class Driver:
         finally:
             try:
                 self.store.release_lease(self.run_id, token)
-            except StoreError:
-                pass
+            except Exception as exc:  # the run's own outcome (or error) is what counts
+                # A lease left behind expires after its TTL (at once for a dead holder on this host).
+                log.warning("lease_not_released", run_id=self.run_id, reason=str(exc) or type(exc).__name__)
 
     def _load(self) -> None:
         envelopes = list(self.store.read(self.run_id))

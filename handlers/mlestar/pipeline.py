@@ -17,9 +17,10 @@ Finalization is never cut by the budget (it is the spending that turns the searc
 submission) and always gets at least its reserve of time.
 
 Fallbacks (REQ-OR-040..043): a failed Phase 2 path contributes s_0; a Phase 2 cut by its
-deadline contributes the best intermediate solution; a failed Phase 3 hands the best Phase 2
-solution to finalization, a cut one the best so far; a failed finalization keeps the validation
-script with ``submission_path = ""``. Only when nothing usable exists at all (Phase 1 produced
+deadline contributes the best intermediate solution; after Phase 3 — completed, failed or cut —
+finalization gets the best on validation of Phase 3's inputs and its best ensemble so far
+(``handlers.mlestar.finalchoice``); a failed finalization keeps the validation script with
+``submission_path = ""``. Only when nothing usable exists at all (Phase 1 produced
 no executable solution) does the run fail, with diagnostics (REQ-OR-042).
 
 Phase 1 is the one phase nothing can replace: when its soft window ends and no solution has
@@ -31,6 +32,8 @@ Phase 2 and Phase 3 share.
 Choices where the specs pull apart:
 * REQ-OR-015 vs REQ-P3-018: with L = 1 the orchestrator does not call Phase 3 at all
   (``FinalResult.phase3 is None``, a PhaseSkipped decision); Phase 3's own skip stays unused.
+* REQ-P3-025 vs REQ-OR-043 (docs/decisions.md): Phase 3 picks its best *ensemble*; the run
+  submits the best *solution*, so an ensemble worse than a path's own best is not submitted.
 * REQ-OR-030.4 vs REQ-OR-043: a Phase 1 that fails or is cut still feeds the pipeline when
   any solution was evaluated; the run fails only when nothing usable exists.
 * REQ-OR-026's ``phase2_time_budget / L`` per path assumes paths run one after another; they
@@ -61,6 +64,7 @@ from events.score import Ties
 from handlers.deadline import Deadline, DeadlineReached
 from handlers.finalization import run_finalization
 from handlers.mlestar.bestsofar import best_so_far, track_best
+from handlers.mlestar.finalchoice import best_round, choose_final
 from handlers.mlestar.phase1 import post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
@@ -260,6 +264,8 @@ class Pipeline:
 
     async def phase3(self, phase2_results: list[Phase2Result], best: SolutionScript,
                      best_score: float) -> tuple[Phase3Result | None, SolutionScript, float]:
+        """Phase 3, then the final: the best on validation of what Phase 3 received and what it
+        scored, by one rule however Phase 3 ended (``handlers.mlestar.finalchoice``)."""
         wf = self.wf
         inputs = [r.best_solution.model_copy(update={"score": r.best_score}) for r in phase2_results]
         if not inputs:
@@ -271,28 +277,31 @@ class Pipeline:
                                                      sink=rounds))
         outcome = await race.settle(await race.wait(window.end_s))
         self._after(outcome)
-        if outcome.ok:
-            result: Phase3Result = outcome.value
+        rule = score_rule(wf)
+        result: Phase3Result | None = outcome.value if outcome.ok else None
+        pick: SolutionScript | None = None
+        pick_score: float | None = None
+        if result is not None:                # Phase 3's own pick (REQ-P3-025/026)
+            pick, pick_score = result.best_ensemble, result.best_ensemble_score
+        elif (kept := best_round(rounds, rule)) is not None:   # failed or cut: its best round so far
+            pick, pick_score = kept.solution, kept.score
+        final = choose_final(rule, inputs, pick, pick_score)
+        if result is not None and final.from_phase3:
             return result, result.best_ensemble.model_copy(update={"score": result.best_ensemble_score}), \
                 result.best_ensemble_score
-        if outcome.status == "failed":        # REQ-OR-041: the best Phase 2 solution, by >=
-            solution, score = best, best_score
-            why = "Phase 3 failed: best Phase 2 solution used (REQ-OR-041)"
-        else:                                 # REQ-OR-030: cut by time or budget: its best round so far
-            solution, score = best, best_score
-            rule = score_rule(wf)
-            r = rule.best_index([a.score for a in rounds], Ties.LATER_WINS)
-            kept = rounds[r] if r is not None else None
-            if kept is not None and kept.score is not None and rule.at_least(kept.score, best_score):
-                solution, score = kept.solution, kept.score
-            why = (f"Phase 3 {outcome.status.replace('_', ' ')}: "
-                   + (f"its best round so far ({r}) used (REQ-OR-030)" if solution is not best
-                      else "no round beat the best Phase 2 solution, which is used (REQ-OR-030)"))
+        kept_what = ("Phase 3's best round" if final.from_phase3
+                     else f"path-{final.input_index}'s best (no ensemble beat it)")
+        if outcome.ok:
+            why = f"Phase 3 completed: {kept_what} used, the best solution on validation (REQ-OR-043)"
+        elif outcome.status == "failed":      # REQ-OR-041
+            why = f"Phase 3 failed: {kept_what} used, the best solution on validation (REQ-OR-041)"
+        else:                                 # REQ-OR-030: cut by time or budget
+            why = f"Phase 3 {outcome.status.replace('_', ' ')}: {kept_what} used (REQ-OR-030)"
             wf.at("phase3").record(WorkCut(unit="phase3", reason=outcome.error, at_s=wf.now,
                                            where=f"round {len(rounds)}", steps_done=len(rounds),
-                                           kept_solution_id=solution.solution_id, kept_score=score))
-        self._fallback("phase3", outcome, solution, score, why)
-        return None, solution, score
+                                           kept_solution_id=final.solution.solution_id, kept_score=final.score))
+        self._fallback("phase3", outcome, final.solution, final.score, why)
+        return result, final.solution, final.score
 
     # --- finalization ----------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from engine.tasks import list_bundled, load_task, naive_baseline_score, prepare_bundled
+from events.score import Score
 from tests.support.shared_runs import IRIS_QUICK_ARGS, shared_iris_quick_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,6 +66,8 @@ def test_quick_run_on_bundled_task_is_valid_and_auditable(task, tmp_path, tmp_pa
     assert "OK" in ok(engine("replay", run, db=db))
 
     events = [json.loads(line) for line in ok(engine("log", run, "--json", db=db)).splitlines() if line.strip()]
+    status = json.loads(ok(engine("status", run, "--json", db=db)))
+    assert_the_final_is_the_best_solution(events, summary, status)
     solutions: dict[str, dict] = {}
     for e in events:  # a script recorded in several scopes: its first record, parents merged
         if e["type"] == "SolutionRecorded":
@@ -87,6 +90,26 @@ def test_quick_run_on_bundled_task_is_valid_and_auditable(task, tmp_path, tmp_pa
     retrieved = {m["model_name"] for e in events if e["type"] == "ModelsRetrieved" for m in e["payload"]["models"]}
     drafted = {solutions[s]["source_model"] for s in seen if solutions[s]["origin"] == "init"}
     assert drafted and drafted <= retrieved
+
+
+def assert_the_final_is_the_best_solution(events: list[dict], summary: dict, status: dict) -> None:
+    """REQ-OR-043 over REQ-P3-025 (docs/decisions.md): the submitted solution's validation score is
+    at least every path's own best and every ensemble Phase 3 scored, and it is the best score
+    ``engine start`` and ``engine status`` show. For breast-cancer this run is ``make demo``'s
+    (same task, agent, preset and the default seed 0), where an ensemble worse than path-1's
+    own best used to be submitted while the status showed path-1's score."""
+    completed = next(e for e in events if e["type"] == "RunCompleted")["payload"]
+    final = completed["best_score"]
+    rule = Score.of(completed["result"]["task"]["metric_direction"])
+    own_best = [e["payload"]["result"]["best_score"] for e in events
+                if e["type"] == "PhaseCompleted" and e["payload"]["phase"].startswith("phase2/path-")]
+    ensembles = [e["payload"]["score"] for e in events
+                 if e["type"] == "EnsembleRoundCompleted" and e["payload"]["score"] is not None]
+    assert own_best, "no Phase 2 path reported its own best"
+    beaten = [s for s in own_best + ensembles if rule.improves(s, final)]
+    assert not beaten, f"the final's validation score {final} is worse than {beaten} (paths {own_best})"
+    assert completed["result"]["best_validation_score"] == final
+    assert summary["best_score"] == final and status["best_score"] == final
 
 
 VOLATILE = {"recorded_at", "elapsed_s", "duration_s", "duration_seconds", "total_duration_seconds",

@@ -17,9 +17,9 @@ import threading
 
 from engine.agents.preflight import PREFLIGHT_PROMPT
 from tests.openai_backend.chat_api import Call, Exchange, Fail, Garbage, Reply, Text, Tools
-from tests.openai_backend.evolve_model import EvolutionAnswers, recognise_evolution
 from tests.replays import canned
 from tests.replays.fake_cli import recognise
+from tests.support.evolve_model import EvolutionAnswers, recognise_evolution
 
 
 def effect_of(exchange: Exchange) -> str:

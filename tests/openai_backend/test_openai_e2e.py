@@ -15,7 +15,7 @@ from engine.tasks import resolve_task
 from tests.openai_backend.canned_chat import CannedChatModel
 from tests.openai_backend.chat_api import ChatAPIStandIn
 from tests.openai_backend.conftest import FAKE_KEY, PRICES, engine, engine_env, events, summary_of
-from tests.openai_backend.evolve_model import EvolutionAnswers
+from tests.support.evolve_model import EvolutionAnswers
 
 pytestmark = pytest.mark.slow
 

@@ -1,1 +1,1 @@
-from tests.store_pg.server import pg_url  # noqa: F401 - the session's PostgreSQL server
+from tests.store_pg.server import own_server, pg_url  # noqa: F401 - the PostgreSQL servers

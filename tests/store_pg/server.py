@@ -23,6 +23,16 @@ def pg_url():
         yield server.url
 
 
+@pytest.fixture(scope="module")
+def own_server():
+    """A server of the module's own, which its tests stop, start and cut connections to (the
+    session's server is shared, or is $ENGINE_TEST_POSTGRES_URL's and not ours to restart)."""
+    from store.pg_local import LocalPostgres
+
+    with LocalPostgres() as server:
+        yield server
+
+
 def schema_for(path: Path) -> str:
     """A schema of its own per test (named from its tmp_path), so tests never see each other's runs."""
     return "t_" + hashlib.sha1(str(path).encode()).hexdigest()[:24]

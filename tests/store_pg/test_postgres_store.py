@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from store.base import NotAnEngineDatabase, StoreError
+from store.base import NotAnEngineDatabase, StoreError, StoreUnavailable
 from store.postgres import PostgresEventStore, redacted
 from store.sqlite import SQLiteEventStore
 from tests.core.store_contract import EventStoreContract, note, request, result
@@ -67,8 +67,8 @@ def test_tampered_row_is_found(pg_url: str, tmp_path: Path) -> None:
 
 def test_unreachable_server_is_a_clear_error_without_the_password(tmp_path: Path) -> None:
     url = f"postgresql://someone:s3cret@/engine?host={tmp_path}&port=5999"
-    with pytest.raises(StoreError, match="cannot connect") as info:
-        PostgresEventStore(url, connect_timeout_s=2)
+    with pytest.raises(StoreUnavailable, match="cannot connect .* check --db") as info:
+        PostgresEventStore(url, connect_timeout_s=2, reconnect_s=0)
     assert "s3cret" not in str(info.value)
     assert "s3cret" not in redacted(url)
 

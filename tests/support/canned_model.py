@@ -8,7 +8,8 @@ With ``explore=True`` a role that has Bash first looks at ``input/`` with a tool
 proves the agent sees the task's data where the prompts say it is.
 
 ``fail_first`` maps an HTTP status to how many of the first pipeline requests get it (e.g.
-``{529: 1}``), to exercise the CLI's and the backend's retries.
+``{529: 1}``), to exercise the CLI's and the backend's retries. With ``evolution`` it also
+answers the evolutionary search's prompts (``tests/support/evolve_model.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import threading
 from engine.agents.preflight import PREFLIGHT_PROMPT
 from tests.replays import canned
 from tests.replays.fake_cli import recognise
+from tests.support.evolve_model import EvolutionAnswers, recognise_evolution
 from tests.support.messages_api import Exchange, Fail, Reply, Text, ToolCall, Tools, tool_result_text
 
 _CALL_DIR = re.compile(r"/agents/([A-Za-z0-9_.\-]+?)(?=[/\"\\\s]|$)")
@@ -35,7 +37,8 @@ def effect_of(exchange: Exchange) -> str:
 
 class CannedModel:
     def __init__(self, scenario: str = "default", *, explore: bool = False,
-                 fail_first: dict[int, int] | None = None) -> None:
+                 fail_first: dict[int, int] | None = None, evolution: EvolutionAnswers | None = None) -> None:
+        self.evolution = evolution
         self.scenario = canned.SCENARIOS[scenario]
         self.explore = explore
         self._failures = [status for status, n in (fail_first or {}).items() for _ in range(n)]
@@ -53,7 +56,8 @@ class CannedModel:
                 recognise(text)
                 return text
             except SystemExit:
-                continue
+                if self.evolution is not None and recognise_evolution(text) is not None:
+                    return text
         raise AssertionError(f"no prompt of ours in this request: {[t[:120] for t in texts]}")
 
     def __call__(self, exchange: Exchange) -> Reply:
@@ -66,7 +70,6 @@ class CannedModel:
                 if self._failures:
                     status = self._failures.pop(0)
                     return Fail(status, "Overloaded" if status == 529 else f"stand-in error {status}")
-        agent_type, variant, values = recognise(prompt)
         if self.explore and "Bash" in exchange.tool_names and exchange.turn() == 0:
             return Tools([ToolCall("Bash", {"command": "ls input", "description": "look at the data"})])
         if answered_structured(exchange):  # the CLI acknowledged the structured answer
@@ -74,11 +77,18 @@ class CannedModel:
         results = exchange.tool_results()
         if self.explore and results and exchange.turn() == 1:
             self.explored.append(tool_result_text(results[0]))
-        text, structured = canned.answer(agent_type, variant, values, effect_id=effect_of(exchange),
-                                         scenario=self.scenario)
+        text, structured = self._answer(prompt, effect_of(exchange))
         if structured is not None and "StructuredOutput" in exchange.tool_names:
             return Tools([ToolCall("StructuredOutput", structured)], text=text or "")
         return Text(text or json.dumps(structured))
+
+    def _answer(self, prompt: str, effect_id: str) -> tuple[str, dict | None]:
+        evolution = recognise_evolution(prompt) if self.evolution is not None else None
+        if evolution is not None:
+            assert self.evolution is not None
+            return self.evolution.answer(*evolution, effect_id)
+        agent_type, variant, values = recognise(prompt)
+        return canned.answer(agent_type, variant, values, effect_id=effect_id, scenario=self.scenario)
 
 
 def answered_structured(exchange: Exchange) -> bool:

@@ -40,9 +40,10 @@ from engine.agents.claude.mcp_tools import TOOL_NAMES, build_server
 from engine.agents.claude.setup import bundled_cli, check_permission_mode, is_root
 from engine.agents.errors import BackendUnavailable
 from engine.agents.retry import DEFAULT_BACKOFF, Failure, Sleep, classify_error_result, classify_exception
+from engine.agents.roles import UnknownRole, role_settings
 from engine.agents.secrets import Redactor, detect_credentials
 from engine.agents.structured import MalformedOutput, validate_structured
-from events.agents import AgentConfig, agent_config_for, build_default_agent_configs
+from events.agents import AgentConfig, build_default_agent_configs
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
 from events.domain import PipelineConfig
 from handlers.prompts.extract import longest_fenced_block
@@ -205,8 +206,8 @@ class ClaudeBackend:
         """The SDK options of one try, and the sandbox policy its CLI runs under."""
         from claude_agent_sdk import ClaudeAgentOptions
 
-        role = agent_config_for(request.agent_type, request.variant, self._configs)
-        tools = list(role.tools or [])
+        role = role_settings(request.agent_type, request.variant, self._configs)
+        tools = list(role.tools)
         system_prompt = request.system_prompt or render_system_prompt(ctx.task, ctx.gpu_info)
         private = Path(ctx.run_dir) / "agents" / ".claude"
         prompt_file = private / "prompts" / f"{tag}.md"
@@ -320,6 +321,8 @@ class ClaudeBackend:
                 f"was stopped; spend unknown ({stream.tokens['input_tokens']} input / "
                 f"{stream.tokens['output_tokens']} output tokens streamed)", transient=False,
                 cost_usd=float(cost) if cost is not None else None))
+        except UnknownRole as exc:  # no try can succeed: fail at once, and say which role
+            return _Attempt(failure=Failure(str(exc), transient=False))
         except Exception as exc:  # the SDK's errors, and anything else: never raise to the engine
             result = stream.result
             if result is not None and result.is_error:
@@ -344,7 +347,7 @@ class ClaudeBackend:
         cost = float(result.total_cost_usd) if result.total_cost_usd is not None else None
         structured = None
         if request.output_schema:
-            model = agent_config_for(request.agent_type, request.variant, self._configs).output_schema
+            model = role_settings(request.agent_type, request.variant, self._configs).output_model
             try:
                 structured = validate_structured(result.structured_output, text, request.output_schema, model)
             except MalformedOutput as exc:

@@ -38,9 +38,10 @@ from engine.agents.openai.chat import BudgetStop, Conversation, Features
 from engine.agents.openai.failures import classify, explain_for_start
 from engine.agents.openai.tools import ToolBox, tool_specs
 from engine.agents.retry import DEFAULT_BACKOFF, Failure, Sleep
+from engine.agents.roles import role_settings
 from engine.agents.secrets import Redactor
 from engine.agents.structured import MalformedOutput, validate_structured
-from events.agents import CODE_TOOLS, READ_TOOLS, AgentType, agent_config_for, build_default_agent_configs
+from events.agents import build_default_agent_configs
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
 from events.domain import PipelineConfig
 from handlers.prompts.extract import longest_fenced_block
@@ -55,13 +56,6 @@ DEADLINE_GRACE_S = 30.0
 REQUEST_TIMEOUT_S = 600.0
 DEFAULT_MAX_TURNS = 12  # a role without its own limit
 CLAUDE_DEFAULT_MODEL = PipelineConfig.model_fields["model"].default
-#: The evolution strategy's roles (handlers/evolution/prompts.py) are not MLE-STAR agent types:
-#: the ones that write a program get the coding tools, the judges read only, the profile
-#: rewriter works on text alone.
-EVOLUTION_TOOLS: dict[str, tuple[str, ...]] = {
-    "draft": tuple(CODE_TOOLS), "merge": tuple(CODE_TOOLS), "mutate": tuple(CODE_TOOLS),
-    "evo_debug": tuple(CODE_TOOLS), "debug": tuple(CODE_TOOLS), "review": tuple(READ_TOOLS), "profile_evolver": (),
-}
 
 
 def _flag(value: str | None, default: bool) -> bool:
@@ -205,15 +199,9 @@ class OpenAIBackend:
 
     def _conversation(self, client: Any, request: AgentCallRequested, ctx: AgentContext, attempt: int,
                       deadline: float | None) -> Conversation:
-        agent_type = str(getattr(request.agent_type, "value", request.agent_type))
-        if agent_type in AgentType._value2member_map_:
-            role = agent_config_for(agent_type, request.variant, self._configs)
-            role_tools, max_turns, schema_model = list(role.tools or []), role.max_turns, role.output_schema
-        elif agent_type in EVOLUTION_TOOLS:
-            role_tools, max_turns, schema_model = list(EVOLUTION_TOOLS[agent_type]), None, None
-        else:
-            raise ValueError(f"the openai backend has no role {agent_type!r}")
-        specs = tool_specs(role_tools) if self.features.tools else []
+        role = role_settings(request.agent_type, request.variant, self._configs)  # UnknownRole: a ValueError
+        max_turns, schema_model = role.max_turns, role.output_model
+        specs = tool_specs(list(role.tools)) if self.features.tools else []
         toolbox = None
         if specs:
             work = ctx.work_dir

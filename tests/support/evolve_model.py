@@ -1,4 +1,5 @@
-"""A "model" for the evolution strategy's prompts behind the Chat Completions stand-in.
+"""A "model" for the evolution strategy's prompts behind a model-API stand-in (Chat
+Completions or Messages).
 
 The evolution roles' prompts (handlers/evolution/prompts.py) are rendered from six templates.
 This model reads a prompt back into the values that were filled in (the inverse of ``render``),

@@ -1,0 +1,62 @@
+"""Which solution MLE-STAR hands to finalization after Phase 3 (docs/decisions.md, "The final").
+
+The final is the best solution on validation among the solutions Phase 3 received (each Phase 2
+path's own best) and the ensembles Phase 3 scored — one rule, whether Phase 3 completed, failed
+or was cut:
+
+* completed: Phase 3's own pick (REQ-P3-025: its best round, last of equals; REQ-P3-026: the best
+  input when every round failed) stands against the inputs;
+* failed or cut: its best round settled before it stopped (same REQ-P3-025 rule) stands against
+  the inputs; with no scored round the best input is the final (REQ-OR-041/030).
+
+Ties go to the later candidate (``Ties.LATER_WINS``, the paper's ``>=``, REQ-DM-029), the
+inputs in path order and the ensemble last: an ensemble that equals the best path's score is
+taken, as every other step of the pipeline (and the run-wide best, ``replay.best``, and
+``evolve``'s final node) moves on to the newer solution on a tie. An ensemble that is worse
+than a path's own best is never submitted (REQ-OR-043: the best solution), which REQ-P3-025
+alone (the best *ensemble*) would allow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from events.domain import EnsembleAttempt, PipelineError, SolutionScript
+from events.score import Score, Ties
+from handlers.mlestar.phase3 import best_index
+
+
+@dataclass(frozen=True)
+class FinalChoice:
+    solution: SolutionScript
+    score: float
+    from_phase3: bool          # the ensemble side won (else: ``input_index``'s path best)
+    input_index: int | None    # which input won, when one did
+
+
+def best_round(rounds: Sequence[EnsembleAttempt], rule: Score) -> EnsembleAttempt | None:
+    """The rounds' best by REQ-P3-025's rule (the one ``phase3.select_best`` applies)."""
+    r = best_index([a.score for a in rounds], rule)
+    return None if r is None else rounds[r]
+
+
+def choose_final(rule: Score, inputs: Sequence[SolutionScript], phase3_pick: SolutionScript | None,
+                 phase3_score: float | None) -> FinalChoice:
+    """The best of ``inputs`` (each carrying its score) and Phase 3's pick, by ``rule`` with
+    later ties winning (the pick is last). ``phase3_pick`` is None when Phase 3 yielded nothing
+    scored; then the best input is the final."""
+    candidates = [(s, s.score) for s in inputs]
+    if phase3_pick is not None:
+        candidates.append((phase3_pick, phase3_score))
+    i = rule.best_index([score for _, score in candidates], Ties.LATER_WINS)
+    if i is None:
+        raise PipelineError("no candidate for the final solution carries a usable score")
+    solution, score = candidates[i]
+    assert score is not None
+    won = phase3_pick is not None and i == len(inputs)
+    return FinalChoice(solution=solution.model_copy(update={"score": score}), score=score, from_phase3=won,
+                       input_index=None if won else i)
+
+
+__all__ = ["FinalChoice", "best_round", "choose_final"]
