@@ -38,7 +38,9 @@ _ONE_UNIT_DIRS = ("tests/audit",)
 _LONGEST_FIRST = ("tests/e2e/test_bundled_tasks.py", "tests/audit/", "tests/sandbox/test_bundled_under_sandbox.py",
                   "tests/core/test_crash_exactness.py", "tests/crash/", "tests/campaign/test_campaign_cluster.py",
                   "tests/e2e/test_time_limit_120.py", "tests/evolution/test_e2e.py",
-                  "tests/campaign/test_ray_evaluations.py", "tests/campaign/test_campaign_kill.py")
+                  "tests/campaign/test_ray_evaluations.py", "tests/campaign/test_campaign_kill.py",
+                  "tests/store_pg/test_campaign_restarts.py", "tests/store_pg/test_run_rides_through.py",
+                  "tests/store_faults/test_disk_full.py", "tests/claude_cli/test_claude_evolve_e2e.py")
 
 
 def _start_rank(item) -> int:
