@@ -59,7 +59,8 @@ def translate(exc: sqlite3.Error | OSError, path: Path, run_id: str | None = Non
         return DatabaseLocked(f"{path} is locked by another process ({text}); try again shortly")
     if code == _NOTADB or "not a database" in text or "file is encrypted" in text:
         return NotAnEngineDatabase(
-            f"{path} is not an engine database (not even SQLite: {text}); pass --db with the right file")
+            f"{path} is not an engine database (not even SQLite: {text}); pass --db with the right file, "
+            "or, if it is the right one, its header is damaged: restore it from a copy")
     if code == _FULL or "database or disk is full" in text:
         return StorageFull(f"disk full: {path} could not be written ({text}); free space on its file system, "
                            f"then {_again(run_id)}")
