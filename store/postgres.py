@@ -20,7 +20,6 @@ break the hash chain), so a run exported from SQLite imports here with the same 
 
 from __future__ import annotations
 
-import gc
 import math
 import os
 import socket
@@ -49,7 +48,7 @@ from store.chain import first_chain_problem
 from store.jsonl import read_jsonl, status_of, write_jsonl
 from store.leases import RELEASE_BUDGET_S, refuse_live_holder
 from store.pg_reconnect import Reconnector, reconnect_budget_from_env
-from store.sealing import envelope_from_row, now_iso, payload_of, seal
+from store.sealing import envelopes_from_rows, now_iso, seal
 
 SCHEMA_VERSION = 1
 APP_MARKER = "mle-engine-event-store"
@@ -248,17 +247,10 @@ class PostgresEventStore:
                     cur.execute("SELECT run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
                                 "prev_hash, hash FROM events WHERE run_id=%s AND seq>=%s ORDER BY seq",
                                 (run_id, next_seq))
-                    size = 64  # growing chunks, parsed with the cyclic GC paused (see SQLiteEventStore.read)
+                    size = 64  # growing chunks (store.sealing.envelopes_from_rows)
                     while rows := cur.fetchmany(size):
                         size = min(size * 4, 4096)
-                        gc_was_on = gc.isenabled()
-                        gc.disable()
-                        try:
-                            chunk = [envelope_from_row(row, payload_of(run_id, row)) for row in rows]
-                        finally:
-                            if gc_was_on:
-                                gc.enable()
-                        for envelope in chunk:
+                        for envelope in envelopes_from_rows(run_id, rows):
                             next_seq = envelope.seq + 1
                             yield envelope
                 return

@@ -4,6 +4,7 @@ the other with the same hashes)."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from collections.abc import Sequence
@@ -80,3 +81,16 @@ def envelope_from_row(row: tuple, payload: dict) -> Envelope:
     object.__setattr__(env, "__pydantic_extra__", None)
     object.__setattr__(env, "__pydantic_private__", None)
     return env
+
+
+def envelopes_from_rows(run_id: str, rows: Sequence[tuple]) -> list[Envelope]:
+    """One chunk of stored rows as envelopes, parsed with the cyclic GC paused: parsing a long log
+    allocates millions of small objects, which would trigger hundreds of collections that rescan
+    the growing heap (about two thirds of the read time)."""
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        return [envelope_from_row(row, payload_of(run_id, row)) for row in rows]
+    finally:
+        if gc_was_on:
+            gc.enable()

@@ -7,7 +7,6 @@ insert are one atomic step even with several processes on the same file.
 
 from __future__ import annotations
 
-import gc
 import sqlite3
 import time
 import urllib.parse
@@ -33,10 +32,8 @@ from store.base import (
 from store.chain import StoredRow, first_chain_problem
 from store.jsonl import read_jsonl, status_of, write_jsonl
 from store.leases import take_lease
-from store.sealing import envelope_from_row as _envelope
+from store.sealing import envelopes_from_rows, seal
 from store.sealing import now_iso as _now_iso
-from store.sealing import payload_of as _payload_of
-from store.sealing import seal
 from store.sqlite_faults import on_read_only_fs, translate
 
 SCHEMA_VERSION = 1
@@ -256,8 +253,7 @@ class SQLiteEventStore:
                 "FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
                 (run_id, from_seq),
             )
-        # Parsed a chunk at a time with the cyclic GC paused: building 100k payload dicts otherwise
-        # triggers hundreds of collections that rescan the growing heap (~2/3 of the read time).
+        # Parsed a chunk at a time (store.sealing.envelopes_from_rows: the cyclic GC paused).
         size = 64  # growing chunks: reading just the first events stays cheap
         while True:
             with self._faults(run_id):
@@ -265,14 +261,7 @@ class SQLiteEventStore:
             if not rows:
                 return
             size = min(size * 4, 4096)
-            gc_was_on = gc.isenabled()
-            gc.disable()
-            try:
-                chunk = [_envelope(row, _payload_of(run_id, row)) for row in rows]
-            finally:
-                if gc_was_on:
-                    gc.enable()
-            yield from chunk
+            yield from envelopes_from_rows(run_id, rows)
 
     def verify_chain(self, run_id: str) -> ChainProblem | None:
         """A damaged page under the run's events is a problem at the first seq that cannot be read;
