@@ -68,12 +68,18 @@ def _drive(url: str, work: Path, points: list[int], fault: Callable[[int], None]
     proc = popen_engine(*RECIPE.start_args(engine_url or url),  # type: ignore[arg-type]
                         env=engine_env(ENGINE_RUNS_DIR=str(work)))
     try:
+        floor = 0
         for k in points:
+            # Past k, and past what the log held once the last fault was applied: the engine has
+            # committed since, so each fault cuts a fresh operation, never the retry of the last one
+            # (two sampled points inside one append would otherwise be one loss seen twice).
+            target = max(k, floor + 1)
             deadline = time.monotonic() + 600  # a bound for a hung run only, never reached by a slow one
-            while _head(url) < k and proc.poll() is None and time.monotonic() < deadline:
+            while _head(url) < target and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert proc.poll() is None, f"the run ended before the fault at event {k}: {proc.communicate()}"
             fault(k)
+            floor = _head(url)
         out, err = proc.communicate(timeout=900)
     finally:
         if proc.poll() is None:
