@@ -8,7 +8,7 @@ TEST_STAMP := $(VENV)/.installed-test-extras
 DEMO_DB := engine-runs/demo.db
 DEMO_RUN := demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test lint bench bench-automl fixtures clean sandbox-deps
+.PHONY: venv demo test lint bench bench-automl fixtures clean sandbox-deps browser-deps
 
 venv: $(STAMP)
 
@@ -40,6 +40,21 @@ sandbox-deps:
 	  exit 1; \
 	fi
 
+# The UI's browser tests (tests/ui/) drive Debian's Chromium through its own driver (Selenium's and
+# Playwright's browser downloads are not used): installed here when missing, like bubblewrap.
+browser-deps:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing chromium and chromium-driver (apt-get) for the UI's browser tests"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+	  { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null; } || \
+	  { echo "make: could not install chromium and chromium-driver with apt-get" >&2; exit 1; }; \
+	else \
+	  echo "make: chromium or chromedriver is missing; install the Debian packages 'chromium' and 'chromium-driver' (sudo apt-get install chromium chromium-driver) and run make test again" >&2; \
+	  exit 1; \
+	fi
+
 # What only the tests (and benchmarks) need beyond the demo (whose install is the engine alone,
 # to keep it under two minutes): pytest, hypothesis, ruff and mypy, the optional backends' clients, the
 # builtin agent's stronger learner (ml: LightGBM; the demo uses its scikit-learn fallback), the
@@ -51,7 +66,7 @@ $(TEST_STAMP): $(STAMP)
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 	touch $(TEST_STAMP)
 
-test: venv $(TEST_STAMP) sandbox-deps lint
+test: venv $(TEST_STAMP) sandbox-deps browser-deps lint
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/pytest -n 2 --dist loadgroup -q --durations=15
 
 # The rules in code: ruff (errors and likely bugs) and mypy (the production packages).
@@ -65,12 +80,19 @@ bench: venv $(TEST_STAMP) sandbox-deps
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_sandbox.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_postgres.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_campaign.py
+	PYTHONPATH=$(CURDIR) $(PY) bench/bench_ui.py
 
-# Our engine against FLAML AutoML at the same wall-clock budget, every bundled task, 3 seeds
-# (hours of CPU: not part of `make bench`).
-bench-automl: venv $(TEST_STAMP) sandbox-deps
-	$(PY) -m pip install --quiet -e '.[bench]'
+# Our engine against FLAML and AutoGluon (medium_quality, best_quality) at the same wall clock,
+# every bundled task (development and held-out sets reported apart), 3 seeds (hours of CPU: not
+# part of `make bench`). The peers live in .venv-automl: AutoGluon would downgrade our pandas.
+bench-automl: venv $(TEST_STAMP) sandbox-deps .venv-automl/.installed
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_automl.py --time-limit 120 --seeds 0 1 2 --strategies mle-star evolve
+
+.venv-automl/.installed: bench/automl-requirements.txt
+	$(PYTHON) -m venv .venv-automl
+	.venv-automl/bin/python -m pip install --quiet --upgrade pip
+	.venv-automl/bin/python -m pip install --quiet -r bench/automl-requirements.txt
+	touch $@
 
 # Re-record the replay fixtures (tests/replays/*.jsonl) after an intended behaviour change.
 fixtures: venv $(TEST_STAMP)
@@ -78,4 +100,4 @@ fixtures: venv $(TEST_STAMP)
 	PYTHONPATH=$(CURDIR) $(PY) -m tests.replays.build --all
 
 clean:
-	rm -rf $(VENV) engine-runs .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-automl engine-runs .pytest_cache .hypothesis

@@ -1,23 +1,27 @@
-"""Side by side: our engine (builtin agent) against FLAML AutoML at the same wall-clock budget.
+"""Side by side at the same wall clock: our engine (builtin agent) against FLAML and AutoGluon.
 
-For each bundled task and seed, one engine run (``--agent builtin --preset P --time-limit T``,
-one or more strategies) and one FLAML ``AutoML.fit(time_budget=T)`` run, both in their own
-subprocess, one after the other (the order alternates with the seed so neither always meets
-a warmer or busier machine). Both submissions are graded on the private answers
-(``engine.grading.grader``). For every engine run the best Phase 1 candidate (by validation score) is
-graded too, to show whether refinement and ensembling earned their keep.
+For each bundled task and seed, one engine run per strategy (``--agent builtin --preset P
+--time-limit T``) and one fit per AutoML peer given the same T seconds — FLAML
+(``time_budget``), AutoGluon-Tabular ``medium_quality`` (its default) and ``best_quality``
+(``time_limit``) — each in its own subprocess, one after the other (the order flips with the seed,
+so no contender always meets a warmer or busier machine). Every submission is graded on the
+private answers (``engine.grading.grader``); every row records the wall time and the fraction
+of the limit it used. For every MLE-STAR run the best Phase 1 candidate (by validation score)
+is graded too, to show whether refinement and ensembling earned their keep.
 
-    python bench/bench_automl.py --time-limit 120 --seeds 0 1 2 [--tasks bike-sharing ...]
-                                 [--strategies mle-star evolve] [--json out.json]
-                                 [--flaml-from earlier.json ...]
+Tasks come in the two sets of the held-out protocol (``engine.tasks.protocol``,
+docs/heldout-protocol.md): the development set, on which the agent may be tuned, and the
+held-out set, run once a change is settled. The tables and the summary report them apart.
 
-``--flaml-from`` takes FLAML's score and wall time for a task and seed from the ``--json`` rows
-of an earlier run of this bench instead of running FLAML again (FLAML is the slower half of
-each pair); the printout names the files. Only fair on the same machine and FLAML version.
+    python bench/bench_automl.py --time-limit 120 --seeds 0 1 2 [--set dev|heldout|all]
+        [--tasks bike-sharing ...] [--strategies mle-star evolve] [--peers flaml ag-medium ag-best]
+        [--automl-python .venv-automl/bin/python] [--json out.json] [--reuse earlier.json ...]
 
-Needs FLAML (``pip install -e '.[bench]'``, done by ``make bench``). Prints one line per run
-as it finishes, then the table: per task the means over seeds of both scores, the relative
-difference (positive = ours better, whatever the metric's direction) and both wall times.
+The peers run bench/automl_peers.py under ``--automl-python`` (default: ``.venv-automl`` when it
+exists, which ``make bench-automl`` builds, else this interpreter): AutoGluon pins an older pandas
+than the engine's, so it lives in a venv of its own. ``--reuse`` takes a peer's score and wall
+time for a task, seed and limit from the ``--json`` rows of an earlier run instead of fitting it
+again (only fair on the same machine and peer version; the printout names the files).
 """
 
 from __future__ import annotations
@@ -35,11 +39,16 @@ from statistics import mean
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the engine's packages are imported once ROOT is on sys.path (main)
+    from engine.tasks.model import LoadedTask
     from events.score import Score
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAML_METRIC = {"roc_auc": "roc_auc", "logloss": "log_loss", "accuracy": "accuracy", "rmse": "rmse",
-                "mse": "mse", "mae": "mae", "r2": "r2", "f1": "f1", "f1_macro": "macro_f1"}
+PEERS = ("flaml", "ag-medium", "ag-best")
+PEER_TITLES = {"flaml": "FLAML", "ag-medium": "AG medium", "ag-best": "AG best"}
+AUTOML_VENV_PYTHON = ROOT / ".venv-automl" / "bin" / "python"
+SET_TITLES = {"dev": "Development set (tuned on)", "heldout": "Held-out set (not tuned on)",
+              None: "Tasks outside the protocol"}
+WITHIN = 0.01  # "within 1 %" of a peer, as issue 28 asks
 
 
 def _env() -> dict[str, str]:
@@ -103,57 +112,30 @@ def run_engine(task: str, task_dir: Path, strategy: str, preset: str, seed: int,
             "phase1": _phase1_best_test(run_id, db, task_dir, rule)}
 
 
-def run_flaml(task_dir: Path, seed: int, limit: int, work: Path) -> dict:
-    out = work / f"flaml-{task_dir.name}-{seed}.csv"
+def peer_job(peer: str, task: LoadedTask, seed: int, limit: int, out: Path) -> dict:
+    """What automl_peers.py needs to fit one peer on a task: plain paths and column names."""
+    from engine.tasks.metrics import metric_info
+
+    return {"peer": peer, "train": str(task.train_file), "test": str(task.test_file), "out": str(out),
+            "id_column": task.id_column, "target": task.answer_column or task.target_columns[0],
+            "target_columns": list(task.target_columns), "positive_class": task.positive_class,
+            "kind": task.description.task_type.value, "metric": task.metric,
+            "metric_kind": metric_info(task.metric).kind, "seed": seed, "limit": limit}
+
+
+def run_peer(peer: str, task_dir: Path, seed: int, limit: int, work: Path, python: str) -> dict:
+    from engine.tasks import load_task
+
+    stem = work / f"{peer}-{task_dir.name}-{seed}"
+    job = stem.with_suffix(".json")
+    job.write_text(json.dumps(peer_job(peer, load_task(task_dir), seed, limit, stem.with_suffix(".csv"))))
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--flaml-worker", str(task_dir),
-                           str(seed), str(limit), str(out)], env=_env(), capture_output=True, text=True)
+    proc = subprocess.run([python, str(ROOT / "bench" / "automl_peers.py"), str(job)],
+                          capture_output=True, text=True)
     wall = time.monotonic() - start
     if proc.returncode != 0:
         return {"score": None, "wall_s": wall, "error": proc.stderr.strip()[-300:]}
-    return {"score": _grade(task_dir, out), "wall_s": wall}
-
-
-def flaml_worker(task_dir: str, seed: str, limit: str, out: str) -> None:
-    """Fit FLAML on train.csv within ``limit`` seconds and write a submission for test.csv."""
-    import numpy as np
-    import pandas as pd
-    from flaml import AutoML
-
-    from engine.tasks import load_task
-
-    task = load_task(Path(task_dir))
-    public = Path(task_dir) / "prepared" / "public"
-    train, test = pd.read_csv(public / "train.csv"), pd.read_csv(public / "test.csv")
-    target = task.answer_column or task.target_columns[0]
-    features = [c for c in train.columns if c not in (task.id_column, target)]
-    X, y, X_test = train[features], train[target], test[features]
-    for column in features:  # text columns as categories, which FLAML's learners use natively
-        if not pd.api.types.is_numeric_dtype(X[column]):
-            kinds = sorted(set(X[column].dropna().astype(str)) | set(X_test[column].dropna().astype(str)))
-            X = X.assign(**{column: pd.Categorical(X[column].astype("string"), categories=kinds)})
-            X_test = X_test.assign(**{column: pd.Categorical(X_test[column].astype("string"), categories=kinds)})
-    kind = task.description.task_type.value
-    automl = AutoML()
-    automl.fit(X, y.astype(str) if kind == "classification" else y, task=kind, time_budget=int(limit),
-               metric=FLAML_METRIC[task.metric], seed=int(seed), verbose=0)
-    submission = pd.DataFrame({task.id_column: test[task.id_column]})
-    if kind == "regression":
-        submission[task.target_columns[0]] = automl.predict(X_test)
-    elif task.metric in ("roc_auc", "logloss") or len(task.target_columns) > 1:
-        proba = automl.predict_proba(X_test)
-        classes = [str(c) for c in automl.classes_]
-        if len(task.target_columns) > 1:
-            for column in task.target_columns:
-                submission[column] = proba[:, classes.index(str(column))]
-        else:
-            positive = task.positive_class or classes[-1]
-            submission[task.target_columns[0]] = proba[:, classes.index(str(positive))]
-    else:
-        labels = automl.predict(X_test)
-        train_labels = {str(v): v for v in y.unique()}
-        submission[task.target_columns[0]] = np.array([train_labels.get(str(v), v) for v in labels])
-    submission.to_csv(out, index=False)
+    return {"score": _grade(task_dir, stem.with_suffix(".csv")), "wall_s": wall}
 
 
 def relative(ours: float | None, theirs: float | None, rule: Score) -> float | None:
@@ -182,28 +164,68 @@ def _f(value: float | None, spec: str = ".4f") -> str:
     return "failed" if value is None else format(value, spec)
 
 
-def table(rows: list[dict], strategies: list[str]) -> str:
-    head = ["task", "metric", "seeds", "FLAML"]
-    for s in strategies:
-        head += [f"{s}", f"{s} vs FLAML", f"{s} wall s"]
-    head += ["FLAML wall s", "final >= best Phase 1"]
+def _cell(runs: list[dict], limit: float) -> str:
+    """Mean score over seeds and the mean fraction of the limit used, e.g. ``30.1200 (97 %)``."""
+    score, wall = _m([r.get("score") for r in runs]), _m([r.get("wall_s") for r in runs])
+    return f"{_f(score)} ({_f(None if wall is None else wall / limit, '.0%')})"
+
+
+def table(rows: list[dict], strategies: list[str], peers: list[str]) -> str:
+    """One line per task: each contender's mean score (fraction of the limit used), then each
+    strategy against each peer (positive = ours better), then how often the final solution was
+    no worse than the best Phase 1 candidate."""
+    head = ["task", "metric", "seeds", *(PEER_TITLES[p] for p in peers), *strategies,
+            *(f"{s} vs {PEER_TITLES[p]}" for s in strategies for p in peers), "final >= best Phase 1"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for task in dict.fromkeys(r["task"] for r in rows):
         mine = [r for r in rows if r["task"] == task]
-        rule = rule_of(mine[0])
-        cells = [task, f"{mine[0]['metric']} ({'max' if rule.maximize else 'min'})", str(len(mine)),
-                 _f(_m([r["flaml"]["score"] for r in mine]))]
+        rule, limit = rule_of(mine[0]), float(mine[0]["limit"])
+        cells = [task, f"{mine[0]['metric']} ({'max' if rule.maximize else 'min'})", str(len(mine))]
+        cells += [_cell([r[w] for r in mine], limit) for w in (*peers, *strategies)]
         for s in strategies:
             ours = _m([r[s]["score"] for r in mine])
-            cells += [_f(ours), _f(relative(ours, _m([r["flaml"]["score"] for r in mine]), rule), "+.2%"),
-                      _f(_m([r[s]["wall_s"] for r in mine]), ".0f")]
-        cells.append(_f(_m([r["flaml"]["wall_s"] for r in mine]), ".0f"))
+            cells += [_f(relative(ours, _m([r[p]["score"] for r in mine]), rule), "+.2%") for p in peers]
         # Only MLE-STAR has Phase 1 candidates; an evolve-only table has nothing to compare.
         staged = [r["mle-star"] for r in mine if "mle-star" in r and r["mle-star"].get("phase1") is not None]
         kept = sum(1 for run in staged if _not_worse(run, rule))
         cells.append(f"{kept}/{len(mine)}" if staged else "n/a")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def summary(rows: list[dict], strategies: list[str], peers: list[str]) -> list[str]:
+    """Per strategy and peer, over the tasks of ``rows``: ahead on how many, within 1 % on how
+    many; and the least fraction of the limit any of our runs used."""
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    out = []
+    for s in strategies:
+        parts = []
+        for p in peers:
+            diffs = []
+            for task in tasks:
+                mine = [r for r in rows if r["task"] == task]
+                diffs.append(relative(_m([r[s]["score"] for r in mine]), _m([r[p]["score"] for r in mine]),
+                                      rule_of(mine[0])))
+            ahead = sum(1 for d in diffs if d is not None and d > 0)
+            close = sum(1 for d in diffs if d is not None and d >= -WITHIN)
+            parts.append(f"vs {PEER_TITLES[p]}: ahead on {ahead}/{len(tasks)}, within 1 % on {close}/{len(tasks)}")
+        used = [r[s]["wall_s"] / float(r["limit"]) for r in rows if r[s].get("wall_s") is not None]
+        valid = sum(1 for r in rows if r[s].get("score") is not None)
+        parts.append(f"limit used {_f(min(used) if used else None, '.0%')}-{_f(max(used) if used else None, '.0%')}"
+                     f", valid submissions {valid}/{len(rows)}")
+        out.append(f"{s}: " + "; ".join(parts))
+    return out
+
+
+def report(rows: list[dict], strategies: list[str], peers: list[str]) -> str:
+    """The development and held-out sets apart, every time: a table and a summary each."""
+    blocks = []
+    for key in ("dev", "heldout", None):
+        part = [r for r in rows if r.get("set") == key]
+        if part:
+            blocks.append("\n".join([f"## {SET_TITLES[key]}", "", table(part, strategies, peers), "",
+                                      *summary(part, strategies, peers)]))
+    return "\n\n".join(blocks)
 
 
 def _not_worse(run: dict, rule: Score) -> bool:
@@ -214,61 +236,84 @@ def _not_worse(run: dict, rule: Score) -> bool:
     return rule.at_least(final, phase1) or math.isclose(final, phase1, rel_tol=0.0, abs_tol=1e-12)
 
 
-def earlier_flaml(paths: list[Path]) -> dict[tuple[str, int], dict]:
-    """FLAML's result per (task, seed) from earlier ``--json`` files; a later file wins."""
-    found: dict[tuple[str, int], dict] = {}
+def earlier_results(paths: list[Path], peers: list[str]) -> dict[tuple[str, str, int, int], dict]:
+    """A peer's result per (peer, task, seed, limit) from earlier ``--json`` files; a later file wins."""
+    found: dict[tuple[str, str, int, int], dict] = {}
     for path in paths:
         try:
             rows = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
-            sys.exit(f"--flaml-from {path}: not a JSON file written by this bench's --json ({exc})")
+            sys.exit(f"--reuse {path}: not a JSON file written by this bench's --json ({exc})")
         if not isinstance(rows, list):
-            sys.exit(f"--flaml-from {path}: expected a list of rows, as this bench's --json writes")
+            sys.exit(f"--reuse {path}: expected a list of rows, as this bench's --json writes")
         for row in rows:
-            if not (isinstance(row, dict) and {"task", "seed"} <= row.keys() and isinstance(row.get("flaml"), dict)):
-                sys.exit(f"--flaml-from {path}: a row without task, seed and flaml ({str(row)[:80]})")
-            if row["flaml"].get("score") is not None:
-                found[(row["task"], int(row["seed"]))] = {**row["flaml"], "from": path.name}
+            if not (isinstance(row, dict) and {"task", "seed", "limit"} <= row.keys()):
+                sys.exit(f"--reuse {path}: a row without task, seed and limit ({str(row)[:80]})")
+            for peer in peers:
+                result = row.get(peer)
+                if isinstance(result, dict) and result.get("score") is not None:
+                    key = (peer, row["task"], int(row["seed"]), int(row["limit"]))
+                    found[key] = {**result, "from": path.name}
     return found
 
 
+def _automl_python(choice: str | None) -> str:
+    if choice:
+        return choice
+    return str(AUTOML_VENV_PYTHON) if AUTOML_VENV_PYTHON.is_file() else sys.executable
+
+
+def _check_peers(python: str, peers: list[str]) -> None:
+    modules = {"flaml": "flaml", "ag-medium": "autogluon.tabular", "ag-best": "autogluon.tabular"}
+    for module in dict.fromkeys(modules[p] for p in peers):
+        probe = subprocess.run([python, "-c", f"import {module}"], capture_output=True, text=True)
+        if probe.returncode != 0:
+            sys.exit(f"{module} cannot be imported by {python}: run `make bench-automl`, which builds "
+                     ".venv-automl with FLAML and AutoGluon, or pass --automl-python")
+
+
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--flaml-worker":
-        flaml_worker(*sys.argv[2:6])
-        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", nargs="*", default=None, help="bundled task names (default: all)")
+    parser.add_argument("--set", dest="task_set", choices=["dev", "heldout", "all"], default="all",
+                        help="which tasks of the held-out protocol (default: both sets, reported apart)")
+    parser.add_argument("--tasks", nargs="*", default=None, help="bundled task names (overrides --set)")
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
-    parser.add_argument("--time-limit", type=int, default=120, help="seconds, for both tools")
+    parser.add_argument("--time-limit", type=int, default=120, help="seconds, for every contender")
     parser.add_argument("--preset", default="quick")
     parser.add_argument("--strategies", nargs="*", default=["mle-star"])
+    parser.add_argument("--peers", nargs="*", choices=list(PEERS), default=list(PEERS))
+    parser.add_argument("--automl-python", default=None, help="interpreter holding FLAML and AutoGluon")
+    parser.add_argument("--tasks-dir", type=Path, default=ROOT / "engine-runs" / "bench-tasks",
+                        help="where the bundled tasks are prepared and kept between runs (a 50k-row task "
+                             "takes minutes to prepare)")
     parser.add_argument("--json", dest="json_out", type=Path, default=None, help="also write the rows here")
-    parser.add_argument("--flaml-from", nargs="*", type=Path, default=[],
-                        help="reuse FLAML's results for the same task and seed from these --json files")
+    parser.add_argument("--reuse", nargs="*", type=Path, default=[],
+                        help="reuse the peers' results for the same task, seed and limit from these --json files")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    try:
-        import flaml  # noqa: F401
-    except ImportError:
-        sys.exit("FLAML is not installed: pip install -e '.[bench]' (or run `make bench`)")
-    from engine.tasks import list_bundled, load_task, prepare_bundled
+    from engine.tasks import load_task, prepare_bundled
+    from engine.tasks.bundled_data import SPECS
+    from engine.tasks.protocol import SETS, set_of
     from events.score import Score
 
-    tasks = args.tasks or [t.name for t in list_bundled()]
-    reused = earlier_flaml(args.flaml_from)
+    python = _automl_python(args.automl_python)
+    _check_peers(python, args.peers)
+    tasks = args.tasks or [n for n in SPECS if args.task_set == "all" or n in SETS[args.task_set]]
+    reused = earlier_results(args.reuse, args.peers)
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="bench-automl-") as tmp:
         work = Path(tmp)
         for name in tasks:
-            task_dir = prepare_bundled(name, work / "tasks" / name)
-            task = load_task(task_dir)
-            rule = Score(task.direction)
+            task_dir = prepare_bundled(name, args.tasks_dir / name)
+            rule = Score(load_task(task_dir).direction)
             for seed in args.seeds:
-                row = {"task": name, "metric": task.metric, "maximize": rule.maximize, "seed": seed}
-                order = ["flaml", *args.strategies] if seed % 2 else [*args.strategies, "flaml"]
-                for who in order:
-                    if who == "flaml":
-                        row["flaml"] = reused.get((name, seed)) or run_flaml(task_dir, seed, args.time_limit, work)
+                row = {"task": name, "set": set_of(name), "metric": load_task(task_dir).metric,
+                       "maximize": rule.maximize, "seed": seed, "limit": args.time_limit}
+                contenders = [*args.strategies, *args.peers]
+                for who in contenders[::-1] if seed % 2 else contenders:
+                    if who in PEERS:
+                        row[who] = reused.get((who, name, seed, args.time_limit)) or run_peer(
+                            who, task_dir, seed, args.time_limit, work, python)
                     else:
                         db = work / f"{name}-{who}-{seed}" / "bench.db"
                         db.parent.mkdir(parents=True)
@@ -277,12 +322,12 @@ def main() -> None:
                 print(json.dumps(row), flush=True)
                 if args.json_out:
                     args.json_out.write_text(json.dumps(rows, indent=1))
-    print(f"\npreset {args.preset}, --time-limit {args.time_limit}, FLAML time_budget {args.time_limit}, "
-          f"seeds {args.seeds}; scores are means over seeds of the private-answer grades")
-    sources = sorted({r["flaml"]["from"] for r in rows if "from" in r["flaml"]})
+    print(f"\npreset {args.preset}, --time-limit {args.time_limit} s for every contender, seeds {args.seeds}; "
+          "scores are means over seeds of the private-answer grades, (n %) the mean fraction of the limit used")
+    sources = sorted({r[p]["from"] for r in rows for p in args.peers if "from" in r[p]})
     if sources:
-        print(f"FLAML's results reused from earlier runs of this bench: {', '.join(sources)}")
-    print(table(rows, args.strategies))
+        print(f"peers' results reused from earlier runs of this bench: {', '.join(sources)}")
+    print(report(rows, args.strategies, args.peers))
 
 
 if __name__ == "__main__":

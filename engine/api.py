@@ -15,9 +15,11 @@ other (``db`` as for ``--db``: default ``$ENGINE_DB`` or ``./engine-runs/engine.
   problems raise ``InputError``, a ``ValueError``.
 * ``config``: ``None`` means ``PipelineConfig()`` (REQ-OR-044); ``MLE_STAR_*`` variables fill
   the fields the caller did not set (REQ-OR-046, ``engine.config.env_settings``).
-* ``agent``: ``claude`` | ``builtin`` | ``auto`` | ``replay:<run>`` | ``package.module:Attr``. A
-  backend that cannot run here (e.g. ``claude`` without credentials) raises
-  ``EnvironmentError`` (REQ-OR-046).
+* ``agent``: ``claude`` | ``openai`` | ``builtin`` | ``auto`` (the default: chosen by the
+  credentials found, REQ-OR-046) | ``replay:<run>`` | ``package.module:Attr``. The choice and why
+  is logged (``agent_selected`` on the ``engine.api`` logger) and recorded in the run's log
+  (``AgentSelected``). A backend that cannot run here (e.g. ``claude`` without credentials)
+  raises ``EnvironmentError``.
 * A run that ends in RunFailed raises ``PipelineError`` whose ``diagnostics`` are the
   RunFailed diagnostics plus ``run_id`` and ``run_status`` (REQ-OR-042); when Phase 1 ran out
   of time without producing anything usable, ``PipelineTimeoutError`` (REQ-OR-030.4), with
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import structlog
 
 from engine.config.env_settings import apply_env
 from engine.config.references import checked_discussions, with_contamination_check
@@ -48,6 +51,7 @@ from events.domain import (
 )
 
 TaskInput = str | Path | TaskDescription
+log = structlog.get_logger("engine.api")
 
 
 def _prepared(task: TaskInput) -> tuple[runs_mod.PreparedTask | None, str | None]:
@@ -84,6 +88,10 @@ async def run_strategy(strategy: str, task: TaskInput, config: PipelineConfig | 
     path = runs_mod.db_path(db)
     path.parent.mkdir(parents=True, exist_ok=True)
     backend = _backend(agent, cfg, path)
+    from engine.agents.select import selection_event
+
+    selection = selection_event(backend, agent)  # REQ-OR-046: which agent runs and why, never silent
+    log.info("agent_selected", requested=selection.requested, chosen=selection.chosen, reason=selection.reason)
     checked = None
     if getattr(backend, "preflight", None) is not None:  # a bad key or endpoint fails before the run exists
         from engine.agents.errors import BackendUnavailable
@@ -96,7 +104,7 @@ async def run_strategy(strategy: str, task: TaskInput, config: PipelineConfig | 
     try:
         run_id = runs_mod.create_run(store, db=path, task=prepared, task_spec=spec, strategy=strategy,
                                      backend_name=getattr(backend, "record_name", agent), config=cfg, seed=seed,
-                                     params=params)
+                                     params=params, selection=selection)
         state = await runs_mod.drive_async(store, run_id, backend=backend, handle_signals=False, checked=checked)
         if state.status == "completed":
             return dict(state.result) | {"run_id": run_id}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -69,6 +69,20 @@ class DriverStopped(Event):
     reason: str
     elapsed_s: float
     cancelled_effects: list[str] = []
+
+
+@register
+class AgentSelected(Event):
+    """Which agent backend the run uses and why (REQ-OR-046: ``--agent auto`` and the library's
+    default choose by the credentials they find). Bookkeeping: a fact about where the run was
+    started, neither fed to the handlers nor compared on replay."""
+
+    type_name: ClassVar[str] = "AgentSelected"
+    kind: ClassVar[EventKind] = "bookkeeping"
+
+    requested: str   # what was asked for: auto, claude, openai, builtin, replay:<run>, module:Attr
+    chosen: str      # the backend recorded in RunStarted (what a resume uses)
+    reason: str      # the one line the user is shown
 
 
 @register
@@ -163,9 +177,14 @@ class SolutionEvaluated(Event):
 
 @register
 class AgentCallRequested(EffectRequest):
-    """Ask an agent. ``prompt`` is the exact rendered text; ``variables`` the values behind it."""
+    """Ask an agent. ``prompt`` is the exact rendered text; ``variables`` the values behind it.
+
+    v2 adds ``deadline_s``: the run's driven time (seconds, as ``elapsed_s``) by which the call
+    must be over, the hard end of the unit of work that asked (REQ-OR-024/034); the backend stops
+    the call there. ``None``: no deadline (a library call without a limit, and every v1 log)."""
 
     type_name: ClassVar[str] = "AgentCallRequested"
+    version: ClassVar[int] = 2
 
     agent_type: str
     variant: str | None = None
@@ -174,6 +193,13 @@ class AgentCallRequested(EffectRequest):
     variables: dict[str, Any] = {}
     output_schema: dict[str, Any] | None = None
     session_key: str | None = None
+    deadline_s: float | None = None
+
+
+@upcaster("AgentCallRequested", 1)
+def _agent_call_requested_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 requests carried no deadline: the call was bounded only by its phase's guard timer."""
+    return {**payload, "deadline_s": None}
 
 
 @register
@@ -196,15 +222,20 @@ class AgentCallCompleted(EffectResult):
 
 @register
 class AgentCallFailed(EffectResult):
-    """v2 adds ``sandbox`` (as AgentCallCompleted). ``cost_usd`` None: the spend is unknown."""
+    """v2 adds ``sandbox`` (as AgentCallCompleted). ``cost_usd`` None: the spend is unknown.
+
+    v3 adds ``stop``: "budget" when the call did not fail but was stopped for want of money (the
+    run's ledger refused it, or it was cut at its cap; ``engine.agents.ledger``). The workflow
+    treats that as a budget stop of the search, never as an agent's or a script's failure."""
 
     type_name: ClassVar[str] = "AgentCallFailed"
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
 
     error: str
     attempts: int = 1
     cost_usd: float | None = None
     sandbox: SandboxPolicy | None = None
+    stop: Literal["", "budget"] = ""
 
 
 @upcaster("AgentCallCompleted", 1)
@@ -216,6 +247,13 @@ def _agent_call_completed_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
 @upcaster("AgentCallFailed", 1)
 def _agent_call_failed_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
     return {**payload, "sandbox": None}
+
+
+@upcaster("AgentCallFailed", 2)
+def _agent_call_failed_v2_to_v3(payload: dict[str, Any]) -> dict[str, Any]:
+    """Before v3 a call cut for money was a failure like any other, and the log's decisions
+    were made so: it stays one on replay."""
+    return {**payload, "stop": ""}
 
 
 # --- evaluations ----------------------------------------------------------------------------

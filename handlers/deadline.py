@@ -8,9 +8,12 @@
 
 Timeouts (spec README: "never the full 24 h"): an evaluation asks for ``want_s`` (its rule's
 share), is never given less than ``MIN_EVAL_TIMEOUT_S`` while the soft end allows it, never more
-than ``MAX_EVAL_TIMEOUT_S``, and never past the hard end. A debug retry gets the same rule from
-the clock *at the retry*, so retries shrink as the deadline nears instead of each keeping the
-first attempt's full timeout.
+than ``MAX_EVAL_TIMEOUT_S``, and never past the hard end: the floor only ever fills the grace
+between the soft end and the hard end, the window's own end (``handlers.timebudget``), where its
+guard timer cuts anyway. A unit whose work may use a longer window gets that window as its
+deadline (Phase 1's candidates, while none has a score: the finalize-now point), not a floor.
+A debug retry gets the same rule from the clock *at the retry*, so retries shrink as the
+deadline nears instead of each keeping the first attempt's full timeout.
 
 Both ends are driven seconds (``wf.now``); ``None`` means unbounded (a library call without a
 limit). Everything here is arithmetic on values: no clock is read.

@@ -27,8 +27,11 @@ Decisions where the specs leave room (each is tested):
 * A_test without code (REQ-FN-040) yields an empty script; the engine rejects it as an
   evaluation error, which goes to the debugger like any other (spec README, known decisions).
 * Evaluation timeout = the time left until ``deadline_s`` (or the run's time limit), not the
-  phase's usual one-hour cap: the test script trains on the full data (REQ-FN-020). No step
-  starts once the deadline has passed; the outcome is then the fallback.
+  phase's usual one-hour cap: the test script trains on the full data (REQ-FN-020), never past
+  the hard end. No step starts once the deadline has passed; the outcome is then the fallback.
+* Finalization ends by the time limit (REQ-OR-024): ``finalize_within`` races it against a timer
+  at its window's end (``handlers.timebudget``: the time limit) and, when the timer wins, cancels
+  it with its calls and runs in flight and falls back as above.
 * ``fallback`` (optional) is the validation solution to fall back to; by default it is the
   input ``solution`` carrying ``score``.
 * Contamination is checked on the final solution (test script, or the fallback); an
@@ -49,10 +52,13 @@ from events.phase3 import (
     SubmissionProduced,
     SubsamplingRemoved,
 )
+from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, Evaluated, bug_text, evaluate_with_retry
+from handlers.futures import Cancelled
 from handlers.prompts import fenced_blocks
 from handlers.runtime import Workflow
 from handlers.safety import debug_once
+from handlers.timebudget import Window
 from handlers.toolkit import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, past, warn
 
 SUBMISSION = "./final/submission.csv"
@@ -96,6 +102,38 @@ async def run_finalization(wf: Workflow, solution: SolutionScript, score: float 
         "final_solution_id": outcome.final_solution_id, "submission_path": outcome.submission_path,
         "fallback_reason": outcome.fallback_reason,
         "contamination": None if contamination is None else contamination.verdict}))
+    return outcome
+
+
+async def finalize_within(wf: Workflow, window: Window, solution: SolutionScript, score: float | None, *,
+                          validation_submission: SubmissionInfo | None = None) -> FinalizationOutcome:
+    """Finalization inside ``window``: cut at its end with whatever is in flight, then the
+    fallback (the validation solution, and its own submission when it left a valid one)."""
+    fwf = wf.within(window.deadline)
+    task = wf.spawn(run_finalization(fwf, solution, score, deadline_s=window.soft_end_s,
+                                     validation_submission=validation_submission), name="finalization")
+    timer = wf.spawn(wf.sleep_until(window.end_s, name="deadline/finalization"), name="timer")
+    if await wf.first(task, timer) == 0:
+        wf.cancel(timer, "finalization finished before its deadline")
+        try:
+            return await task
+        except DeadlineReached as exc:
+            why = f"finalization reached its hard end: {exc}"
+    else:
+        why = f"the time limit ({window.end_s:.0f} s) was reached during finalization"
+        wf.cancel(task, why)
+        try:
+            await task
+        except Cancelled:
+            pass
+    fwf = wf.at("final")
+    validation = solution.model_copy(update={"score": score})
+    outcome = fall_back(fwf, validation, why, None)
+    if validation_submission is not None and validation_submission.valid:
+        outcome = keep_validation_submission(fwf, outcome, validation_submission)
+    fwf.record(PhaseCompleted(phase="final", result={
+        "final_solution_id": outcome.final_solution_id, "submission_path": outcome.submission_path,
+        "fallback_reason": outcome.fallback_reason, "status": "timed_out"}))
     return outcome
 
 

@@ -14,7 +14,9 @@ runtime *is* the folded handler state (rebuilt on resume by feeding the recorded
 The money the decisions read (``Workflow.cost_usd``, ``cost_reaches``) is ``replay.meter``'s
 count, the one ``engine status`` shows: agent results and ``AgentSpendRecorded`` (spend without a
 result) alike. That spend is bookkeeping, recorded wherever the executor saw it, so it is fed too
-but wakes nothing: the budget watches look at it with the next input.
+but wakes nothing: the budget watches look at it with the next input. ``handlers.money_watch``
+keeps that count per scope, the budget stops (calls the engine's ledger refused or cut for want
+of money) and the watches that wake when the money runs out.
 """
 
 from __future__ import annotations
@@ -42,8 +44,11 @@ from events.core import (
 )
 from events.domain import PipelineConfig, PipelineError, SolutionScript
 from events.spend import AgentSpendRecorded
+from handlers.agent_failures import STOP_REASON, AgentFailingRepeatedly, FailureStreak
 from handlers.deadline import UNBOUNDED, Deadline, DeadlineReached
 from handlers.futures import Cancelled, Task, _Future, _Wake
+from handlers.money_watch import MoneyWatch
+from handlers.timebudget import Measured
 from replay.meter import SpendMeter
 
 T = TypeVar("T")
@@ -67,7 +72,10 @@ class Runtime:
         self.context: RunContext | None = None   # RunStarted, validated once
         self.now = 0.0
         self.spend = SpendMeter()
-        self._cost_watches: list[tuple[float, _Future]] = []
+        self.measured = Measured()  # effect durations for the time plan (handlers.timebudget)
+        self.money = MoneyWatch(self.spend)           # spend per scope, budget stops, the money watches
+        self._cost_watches = self.money.watches
+        self.failures = FailureStreak()  # the same agent error again and again stops the run
         self.finished = False
 
     # --- the pure react ---------------------------------------------------------------------
@@ -77,7 +85,7 @@ class Runtime:
         run the workflow until it waits again; return its decisions."""
         self._out = []
         if isinstance(event, AgentSpendRecorded):
-            self.spend.count(event.type_name, event.cost_usd, in_budget=event.in_budget)
+            self.money.spent(event)
             return self._out
         elapsed = getattr(event, "elapsed_s", None)
         if isinstance(elapsed, (int, float)):
@@ -90,15 +98,21 @@ class Runtime:
             wf = Workflow(self, scope="run")
             self._spawn(self._run_main(wf), "main", parent=None)
         elif isinstance(event, EffectResult):
-            if isinstance(event, (AgentCallCompleted, AgentCallFailed)):
-                self.spend.count(event.type_name, event.cost_usd)
-            for threshold, watch in self._cost_watches:
-                if not watch.done and self.cost_usd >= threshold:
-                    self._resolve(watch, self.cost_usd)
+            for watch in self.money.settled(event):
+                self._resolve(watch, self.cost_usd)
+            halt = self.failures.observe(event) if isinstance(event, (AgentCallCompleted, AgentCallFailed)) else None
+            if halt is not None:
+                self._halt(halt)
+                return self._out
             fut = self._effects.pop(event.effect_id, None)
             if fut is not None and not fut.done:
                 self._resolve(fut, event)
         self._run_ready()
+        out = [] if self.finished else self.money.running_out()   # judged after this input's decisions
+        for watch in out:
+            self._resolve(watch, self.cost_usd)
+        if out:
+            self._run_ready()
         return self._out
 
     @property
@@ -124,6 +138,17 @@ class Runtime:
             wf.record(RunFailed(error="the run was cancelled"))
         except Exception as exc:  # a handler bug still ends the run with a recorded reason
             wf.record(RunFailed(error=f"{type(exc).__name__}: {exc}", diagnostics={"kind": "handler_error"}))
+        self.finished = True
+
+    def _halt(self, stop: AgentFailingRepeatedly) -> None:
+        """End the run now, whatever the strategy is doing (``handlers.agent_failures``): every
+        effect still pending is cancelled, no task runs again, and RunFailed names the error."""
+        for effect_id in list(self._effects):
+            self._emit(EffectCancelled(effect_id=effect_id, reason=STOP_REASON), "run")
+        self._effects.clear()
+        self._ready.clear()
+        self._cost_watches.clear()
+        self._emit(RunFailed(error=stop.message, diagnostics=stop.diagnostics()), "run")
         self.finished = True
 
     def _spawn(self, coro: Coroutine[Any, Any, Any], name: str, parent: Task | None) -> Task:
@@ -192,6 +217,7 @@ class Runtime:
         if task.effect_waiting is not None:
             effect_id = task.effect_waiting
             self._effects.pop(effect_id, None)
+            self.money.cancelled(effect_id)
             self._emit(EffectCancelled(effect_id=effect_id, reason=reason), scope)
         if task.waiting_on is not None and task in task.waiting_on.waiters:
             task.waiting_on.waiters.remove(task)
@@ -210,6 +236,7 @@ class Runtime:
     def _request(self, event: EffectRequest, scope: str) -> _Future:
         fut = _Future()
         self._effects[event.effect_id] = fut
+        self.money.asked(event, scope)
         self._emit(event, scope)
         return fut
 
@@ -258,12 +285,34 @@ class Workflow:
     def agent_calls(self) -> int:
         return self._rt.agent_calls
 
-    async def cost_reaches(self, amount_usd: float) -> float:
-        """Wait until recorded agent spending reaches ``amount_usd``; returns the spend then."""
+    def cost_in(self, scope: str) -> float:
+        """Money spent by the agent calls asked for in ``scope`` and the scopes under it."""
+        return self._rt.money.cost_in(scope)
+
+    @property
+    def measured(self) -> Measured:
+        """How long this run's evaluations and agent calls have taken (the time plan's input)."""
+        return self._rt.measured
+
+    @property
+    def budget_stops(self) -> int:
+        """How many agent calls so far were stopped for want of money (refused or cut at their
+        cap by the engine's ledger; ``AgentCallFailed.stop``)."""
+        return self._rt.money.budget_stops
+
+    @property
+    def money_out(self) -> bool:
+        """The money may have run out: a call was stopped for want of money (``budget_stops``) and,
+        as of the latest input, no agent call or evaluation is in flight (``handlers.money_watch``)."""
+        return self._rt.money.ran_out
+
+    async def cost_reaches(self, amount_usd: float, *, or_budget_stop: bool = False) -> float:
+        """Wait until recorded agent spending reaches ``amount_usd`` (or, with ``or_budget_stop``,
+        until the money is out: ``money_out``); returns the spend then."""
         watch = _Future()
         if self._rt.cost_usd >= amount_usd:
             return self._rt.cost_usd
-        self._rt._cost_watches.append((amount_usd, watch))
+        self._rt._cost_watches.append((amount_usd, or_budget_stop, watch))
         return await watch
 
     def at(self, scope: str) -> Workflow:
@@ -332,9 +381,22 @@ class Workflow:
 
     async def agent(self, request: AgentCallRequested) -> AgentCallCompleted | AgentCallFailed:
         """Ask an agent. ``request.effect_id`` should come from :meth:`effect_id`. Past the hard
-        end nothing is asked: :class:`DeadlineReached` is raised instead (REQ-OR-024)."""
+        end nothing is asked: :class:`DeadlineReached` is raised instead (REQ-OR-024). The request
+        carries this unit's hard end as its ``deadline_s``, so the backend stops the call there
+        (REQ-OR-034)."""
         self._check_deadline(request.effect_id)
-        return await self._rt._request(request, self.scope)
+        deadline_s = self.deadline.narrowed(hard_s=request.deadline_s).hard_s
+        if deadline_s != request.deadline_s:
+            request = request.model_copy(update={"deadline_s": deadline_s})
+        self._rt.failures.asked(request)
+        asked = self.now
+        reply = await self._rt._request(request, self.scope)
+        # The time plan's input (handlers.timebudget): the call's own duration as its executor
+        # measured it; the driven time it took when none was reported (it also counts the wait for
+        # the results requested before it, which are recorded first).
+        took = getattr(reply, "duration_s", 0.0) or 0.0
+        self._rt.measured.agent_call(took if took > 0 else self.now - asked)
+        return reply
 
     async def evaluate(self, solution_id: str, *, name: str, purpose: str, timeout_s: float,
                        expect_submission: bool = False) -> EvaluationCompleted:
@@ -343,7 +405,9 @@ class Workflow:
         req = EvaluationRequested(effect_id=effect_id, solution_id=solution_id, purpose=purpose,
                                   timeout_s=float(self.deadline.cap(self.now, timeout_s)),
                                   expect_submission=expect_submission)
-        return await self._rt._request(req, self.scope)
+        done = await self._rt._request(req, self.scope)
+        self._rt.measured.evaluation(done.result, solution_id)
+        return done
 
     async def sleep_until(self, at_elapsed_s: float, *, name: str = "timer") -> TimerFired:
         req = TimerRequested(effect_id=self.effect_id(name), at_elapsed_s=float(at_elapsed_s))

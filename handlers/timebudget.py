@@ -1,52 +1,96 @@
-"""Time allocation for the MLE-STAR pipeline (REQ-OR-024/025/026/034), as plain arithmetic.
+"""The run's time plan (REQ-OR-024/025/026/034), one for both strategies, as plain arithmetic.
 
-The run has ``time_limit_seconds`` of driven time (``T``). It is shared 10/65/15/10 between
-Phase 1, Phase 2, Phase 3 and finalization (``PipelineConfig.phase_time_budget``).
+The run has ``time_limit_seconds`` of driven time (``T``), counted from driven time 0: the start
+of ``engine start``, whose start-up (preparing the task, the backend's check) RunStarted records
+as its ``elapsed_s``. Every window, finalization's included, ends by ``T``: nothing is planned
+past it, and the driver's backstop (``engine.run.driver``) stops a run that is still going a
+little later, within REQ-OR-024's 30 s for shutdown (``SHUTDOWN_GRACE_S``).
 
-*Redistribution.* Each phase's window is computed from the clock *when it starts*: the time
-left is split between the phases still to run (finalization included) in proportion to their
-shares, so a phase that finishes early leaves its unused time to all later ones. Phase 2
+*Finalization's reserve* is taken out of ``T``, not added to it. It is sized from what the run has
+measured (``Measured``), since finalization is a handful of agent calls and a run or two of the
+chosen script on the full data:
+
+    need     = 2 × the evaluation of the solution to be finalized     (the test run, one debug run)
+             + 4 × the slowest agent call                              (A_test, subsampling ×2,
+                                                                        the leakage check)
+    reserve  = min(T / 2, max(finalization share × T, FINALIZATION_FLOOR_S, need))
+
+"The solution to be finalized" is the strategy's best so far (``finalizing``: MLE-STAR's run-wide
+best, ``evolve``'s best valid node); its slowest evaluation, else (nothing scored yet, or a
+strategy that does not say) the slowest scored evaluation of the run.
+
+and the finalize-now point is ``T − reserve`` (REQ-OR-034's "less than max(10 %, 5 min) left":
+the 10 % is the share; the 5 minutes became the measurement, see docs/decisions.md). The reserve
+grows as slower evaluations are seen; a window already given is not shrunk.
+
+*Redistribution.* Each search phase's window is computed from the clock *when it starts*: the
+time left is split between the phases still to run (finalization included) in proportion to
+their shares, so a phase that finishes early leaves its unused time to all later ones. Phase 2
 starting at ``t`` gets ``(T − t) × 65 / (65 + 15 + 10)``: REQ-OR-026's ``remaining × 0.65 / 0.90``.
 When Phase 3 will not run (L = 1) its share is simply not in the sum.
 
-*Finalization reserve and "finalize now".* REQ-OR-034 says to finalize once less than
-``max(10 % of T, 5 min)`` remains. Two numbers come out of it:
+*Clipping.* No search window reaches past the finalize-now point. When it cuts into the windows
+(a phase overran, or the reserve grew past finalization's share), the search phases still to run
+share what is left before it in proportion to their shares. Either way every search phase starts
+with at least its share of the time that remained before the reserve
+(``share / Σ shares still to run × (T − reserve − now)``).
 
-    planned  = max(finalization share × T, 10 % × T)        the finalize-now point is T − planned
-    reserve  = max(planned, min(5 min, T / 2))               what finalization is guaranteed
+*Finalization* runs from whenever the search ends to ``T``: at least its reserve.
 
-No search phase's window reaches past ``T − planned`` (the finalize-now point), and at a phase
-boundary past that point the remaining search phases are skipped. *The unused reserve:* holding
-the 5-minute floor back from the search starved every run under ~50 minutes (at ``T = 150 s``
-the search had 75 s and finalization, which needs seconds on a small task, kept the other 75),
-and time finalization leaves unused cannot be handed back afterwards. So the floor is not held
-back: it is a guarantee given to finalization *after* the search — finalization runs until
-``max(T, start + reserve)`` — which may carry a run past ``T`` by at most ``T / 2`` (a 60 s run
-ends within 90 s, REQ-OR-024's acceptance). For limits of 50 minutes and more both numbers are
-``max(10 %, 5 min)``, exactly REQ-OR-034, and the split is exactly 10/65/15/10.
+*Soft and hard ends.* A phase is told ``soft_end_s`` as its ``deadline_s`` (it starts no new step
+past it); its guard timer fires at ``end_s``, a small grace later (5 % of the window, at most
+60 s), and cancels whatever is still running, evaluations and agent calls included.
 
-*Clipping.* When the finalize-now point cuts into the windows (a phase overran, or a share
-configuration leaves little), the search phases still to run share what is left before it in
-proportion to their shares: Phase 3 keeps its share instead of getting the seconds Phase 2 left.
-
-*Soft and hard ends.* A phase is told ``soft_end_s`` as its ``deadline_s`` (it sizes evaluation
-timeouts from it and may wrap up on its own); the pipeline's guard timer fires at ``end_s``,
-a small grace later (5 % of the window, at most 60 s), and cancels whatever is still running.
+*The shortest workable limit* (``shortest_workable_limit_s``): one candidate needs
+``MIN_CANDIDATE_S`` before the finalize-now point and finalization its floor; ``engine start``
+refuses a shorter ``T`` before anything runs (``engine.config.validate``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-from events.domain import PhaseTimeBudget, PipelineConfig
+from events.domain import EvaluationResult, PhaseTimeBudget, PipelineConfig
 from handlers.deadline import Deadline
 
 SEARCH_PHASES = ("phase1", "phase2", "phase3")
 FINALIZATION = "finalization"
-FINALIZE_NOW_FRACTION = 0.10   # REQ-OR-034: 10 % of the limit ...
-FINALIZE_NOW_FLOOR_S = 300.0   # ... or 5 minutes, whichever is larger (floor capped at T / 2)
+SHUTDOWN_GRACE_S = 30.0         # REQ-OR-024: the run is over by T + 30 s, whatever is in flight
+FINALIZATION_FLOOR_S = 20.0     # finalization before anything was measured: a few calls, one short run
+FINALIZATION_EVAL_RUNS = 2      # the test script's run and one debug run
+FINALIZATION_AGENT_CALLS = 4    # subsampling extract and remove, A_test, the leakage check
+MAX_RESERVE_FRACTION = 0.5      # the search keeps at least half of the limit
+MIN_CANDIDATE_S = 20.0          # one Phase 1 candidate (retriever, A_init, a run) before finalize-now
 GRACE_FRACTION = 0.05
 MAX_GRACE_S = 60.0
+
+
+@dataclass
+class Measured:
+    """What the run has measured so far, in driven seconds (fed by ``Workflow.agent`` and
+    ``Workflow.evaluate`` from recorded results only, so a replay measures the same)."""
+
+    slowest_eval_s: float = 0.0
+    slowest_agent_s: float = 0.0
+    eval_s: dict[str, float] = field(default_factory=dict)   # solution id -> its slowest scored run
+
+    def evaluation(self, result: EvaluationResult, solution_id: str = "") -> None:
+        if not result.is_error and result.score is not None and math.isfinite(result.duration_seconds):
+            took = float(result.duration_seconds)
+            self.slowest_eval_s = max(self.slowest_eval_s, took)
+            if solution_id:
+                self.eval_s[solution_id] = max(self.eval_s.get(solution_id, 0.0), took)
+
+    def agent_call(self, took_s: float) -> None:
+        if math.isfinite(took_s):
+            self.slowest_agent_s = max(self.slowest_agent_s, took_s)
+
+    def finalization_need_s(self, solution_id: str | None = None) -> float:
+        """What finalizing ``solution_id`` should take (see the module doc)."""
+        run_s = self.eval_s.get(solution_id, self.slowest_eval_s) if solution_id else self.slowest_eval_s
+        return FINALIZATION_EVAL_RUNS * run_s + FINALIZATION_AGENT_CALLS * self.slowest_agent_s
 
 
 @dataclass(frozen=True)
@@ -74,28 +118,35 @@ class TimePlan:
     start_s: float
     limit_s: float
     shares: dict[str, float]
-    reserve_s: float   # finalization's guaranteed time (see the module doc)
-    planned_s: float   # the time before the end from which only finalization runs
+    measured: Measured = field(default_factory=Measured, compare=False)
+    finalizing: Callable[[], str | None] | None = field(default=None, compare=False)  # the solution id
 
     @classmethod
-    def from_config(cls, config: PipelineConfig, *, start_s: float = 0.0) -> TimePlan:
-        budget = config.phase_time_budget or PhaseTimeBudget()
-        shares = {"phase1": budget.phase1_pct, "phase2": budget.phase2_pct, "phase3": budget.phase3_pct,
-                  FINALIZATION: budget.finalization_pct}
-        limit = float(config.time_limit_seconds)
-        planned = max(shares[FINALIZATION] / 100.0 * limit, FINALIZE_NOW_FRACTION * limit)
-        reserve = max(planned, min(FINALIZE_NOW_FLOOR_S, limit / 2.0))
-        return cls(start_s=start_s, limit_s=limit, shares=shares, reserve_s=reserve, planned_s=planned)
+    def from_config(cls, config: PipelineConfig, *, start_s: float = 0.0, measured: Measured | None = None,
+                    finalizing: Callable[[], str | None] | None = None) -> TimePlan:
+        return cls(start_s=start_s, limit_s=float(config.time_limit_seconds), shares=shares_of(config),
+                   measured=measured if measured is not None else Measured(), finalizing=finalizing)
 
     @property
     def end_s(self) -> float:
-        """The overall deadline (REQ-OR-024)."""
+        """The overall deadline (REQ-OR-024): every window ends by it."""
         return self.start_s + self.limit_s
+
+    @property
+    def planned_s(self) -> float:
+        """Finalization's share of the limit (the reserve before anything is measured)."""
+        return self.shares[FINALIZATION] / 100.0 * self.limit_s
+
+    @property
+    def reserve_s(self) -> float:
+        """The time before the end from which only finalization runs (see the module doc)."""
+        solution_id = self.finalizing() if self.finalizing is not None else None
+        return reserve_for(self.limit_s, self.shares[FINALIZATION], self.measured.finalization_need_s(solution_id))
 
     @property
     def finalize_at_s(self) -> float:
         """The finalize-now point: from here on only finalization runs (REQ-OR-034)."""
-        return self.end_s - self.planned_s
+        return self.end_s - self.reserve_s
 
     def remaining_s(self, now: float) -> float:
         return self.end_s - now
@@ -115,9 +166,36 @@ class TimePlan:
             budget = clipped                 # must not flip on the last bit of a float)
         return _window(phase, now, now + budget, self.shares[phase], remaining)
 
+    def search_window(self, name: str, now: float) -> Window:
+        """One window for a whole search up to the finalize-now point (``evolve``'s two phases)."""
+        search = sum(self.shares[p] for p in SEARCH_PHASES)
+        return _window(name, now, max(now, self.finalize_at_s), search, (name,))
+
     def finalization_window(self, now: float) -> Window:
-        end = max(self.end_s, now + self.reserve_s)
-        return _window(FINALIZATION, now, end, self.shares[FINALIZATION], (FINALIZATION,))
+        """From ``now`` to the end: never past ``T`` (REQ-OR-024)."""
+        return _window(FINALIZATION, now, max(now, self.end_s), self.shares[FINALIZATION], (FINALIZATION,))
+
+
+def shares_of(config: PipelineConfig) -> dict[str, float]:
+    budget = config.phase_time_budget or PhaseTimeBudget()
+    return {"phase1": budget.phase1_pct, "phase2": budget.phase2_pct, "phase3": budget.phase3_pct,
+            FINALIZATION: budget.finalization_pct}
+
+
+def reserve_for(limit_s: float, finalization_pct: float, need_s: float = 0.0) -> float:
+    """Finalization's reserve for a limit, its share and what it was measured to need."""
+    wanted = max(finalization_pct / 100.0 * limit_s, FINALIZATION_FLOOR_S, need_s)
+    return min(MAX_RESERVE_FRACTION * limit_s, wanted)
+
+
+def shortest_workable_limit_s(config: PipelineConfig) -> int:
+    """The shortest ``time_limit_seconds`` with room for one candidate before the finalize-now
+    point and for finalization's floor after it (the one rule ``engine start`` checks)."""
+    pct = shares_of(config)[FINALIZATION]
+    limit = 1
+    while limit - reserve_for(limit, pct) < MIN_CANDIDATE_S or reserve_for(limit, pct) < FINALIZATION_FLOOR_S:
+        limit += 1
+    return limit
 
 
 def _window(phase: str, start: float, end: float, share: float, remaining: tuple[str, ...]) -> Window:

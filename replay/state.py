@@ -91,6 +91,7 @@ class PipelineState:
     result: dict[str, Any] = field(default_factory=dict)
     driver_sessions: int = 0
     notes: list[dict[str, Any]] = field(default_factory=list)
+    agent_selection: dict[str, str] = field(default_factory=dict)  # AgentSelected: requested, chosen, reason
     _context: RunContext | None = field(default=None, repr=False, compare=False)
 
     def context(self) -> RunContext:
@@ -178,6 +179,7 @@ class PipelineState:
             "status": self.status,
             "strategy": self.strategy,
             "backend": self.backend,
+            "agent_selection": dict(self.agent_selection),
             "task": self.task.get("competition_id", ""),
             "current_phase": self.current_phase,
             "best_score": self.best_score,
@@ -344,8 +346,13 @@ def _note(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
     s.notes.append({"seq": env.seq, "scope": env.scope, "level": p.get("level"), "message": p.get("message")})
 
 
+def _agent_selected(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
+    s.agent_selection = {"requested": p["requested"], "chosen": p["chosen"], "reason": p["reason"]}
+
+
 _APPLY = {
     "RunStarted": _run_started,
+    "AgentSelected": _agent_selected,
     "SolutionRecorded": _solution,
     "SolutionEvaluated": _evaluated,
     "EffectCancelled": _cancelled,

@@ -40,7 +40,8 @@ _LONGEST_FIRST = ("tests/e2e/test_bundled_tasks.py", "tests/audit/", "tests/sand
                   "tests/e2e/test_time_limit_120.py", "tests/evolution/test_e2e.py",
                   "tests/campaign/test_ray_evaluations.py", "tests/campaign/test_campaign_kill.py",
                   "tests/store_pg/test_campaign_restarts.py", "tests/store_pg/test_run_rides_through.py",
-                  "tests/store_faults/test_disk_full.py", "tests/claude_cli/test_claude_evolve_e2e.py")
+                  "tests/store_faults/test_disk_full.py", "tests/claude_cli/test_claude_evolve_e2e.py",
+                  "tests/claude_cli/test_budget_small.py", "tests/claude_cli/test_relay_meter_e2e.py")
 
 
 def _start_rank(item) -> int:

@@ -4,26 +4,37 @@ A backend cannot enforce a run budget on its own: with four calls in flight, eac
 whole budget, a run could spend four budgets before the engine reacts. The ledger gives every
 call a *cap* carved out of what is left and reserves it until the call settles:
 
-    free = ceiling − spent − Σ reservations of the calls in flight
-    cap  = max(free / (slots − calls in flight), min(free, floor))
+    free  = ceiling − spent − Σ reservations of the calls in flight
+    share = max(5 % of the budget, twice the mean cost of a call so far)
+    room  = (slots − 1 − calls in flight) · share, at most free / 4 when no call is in flight
+    cap   = max(free − room, min(free, share))
 
-``slots`` is the run's ``max_concurrent_agent_calls``, so the caps of the calls in flight never
-add up to more than what is free; ``floor`` (5 % of the budget, or twice the mean cost of the
-calls so far if that is more) keeps the caps from shrinking below what one call needs: a call
-stopped at its cap loses its answer. The search phases'
-ceiling is their share of the budget (the handlers' ``search_budget_usd``, the point where they
-stop the search); finalization's ceiling is the whole budget. A call stops itself at its
-cap (the CLI checks after each turn), so the run overshoots by at most the last turn of the
-calls in flight. A settled call releases its reservation and adds what it really cost; a call
-whose cost is unknown keeps its whole reservation as spent (the safe side). Every backend uses
-the same ledger.
+A call is capped at what is free less room for the calls that may still start beside it
+(``slots`` is the run's ``max_concurrent_agent_calls``), each of a usual call's size (``share``),
+and never below one share while that much is free. A call that starts alone may use at least
+three quarters of what is free — real models take many tool turns in one call, and a call
+stopped at its cap loses its answer (with a small budget, a fifth of it cut every code-writing
+call) — while a call that starts beside others still gets a usual call's share; and as each cap
+is at most what is free when it is given, the caps of the calls in flight never add up to more
+than what was free. The
+search phases' ceiling is their share of the budget (``handlers.money.search_budget_usd``, the
+point where the handlers stop the search); finalization's ceiling is the whole budget.
+
+A call stops itself at its cap (the CLI checks after each turn), so the run overshoots by at
+most the last turn of the calls in flight. A settled call releases its reservation and adds what
+it really cost; a call whose cost is unknown keeps its whole reservation as spent (the safe side).
+A call refused for want of money, or cut at its cap, is a *budget stop* (``budget_stop``): its
+result says so (``AgentCallFailed.stop``), so the workflow never blames the agent or the scripts
+for it, and ends the search once what is left cannot pay a usual call
+(``handlers.money.search_money_short``). Every backend uses the same ledger.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from handlers.mlestar.phaserun import search_budget_usd
+from events.core import AgentCallCompleted, AgentCallFailed
+from handlers.money import search_budget_usd
 
 # Below this a call cannot do one useful turn: it is refused without reaching the model.
 MIN_CALL_USD = 0.0001
@@ -52,9 +63,11 @@ class BudgetLedger:
                                                                          self.known_calls)
         free = ceiling - self.spent_usd - sum(self.reserved.values())
         others = len(self.reserved)
-        mean = self.known_cost_usd / self.known_calls if self.known_calls else 0.0
-        floor = max(self.limit_usd * FLOOR_FRACTION, 2 * mean)
-        cap = max(free / max(1, self.slots - others), min(free, floor))
+        share = self.share_usd()
+        room = max(0, self.slots - 1 - others) * share
+        if not others:
+            room = min(room, free / 4)
+        cap = max(free - room, min(free, share))
         if cap < MIN_CALL_USD:
             raise BudgetExhausted(
                 f"run budget exhausted: ${self.spent_usd:.4f} spent and ${sum(self.reserved.values()):.4f} held by "
@@ -63,6 +76,12 @@ class BudgetLedger:
         self.reserved[effect_id] = cap
         return cap
 
+    def share_usd(self) -> float:
+        """What a usual call needs: 5 % of the budget, or twice the mean cost so far if more."""
+        assert self.limit_usd is not None
+        mean = self.known_cost_usd / self.known_calls if self.known_calls else 0.0
+        return max(self.limit_usd * FLOOR_FRACTION, 2 * mean)
+
     def settle(self, effect_id: str, cost_usd: float | None) -> None:
         """The call ended (completed, failed or cancelled) having cost ``cost_usd`` (None: unknown)."""
         held = self.reserved.pop(effect_id, 0.0)
@@ -70,3 +89,20 @@ class BudgetLedger:
         if cost_usd is not None:  # counted as the handlers count results, for the same mean
             self.known_calls += 1
             self.known_cost_usd += cost_usd
+
+
+# The backends' words for a call their cap stopped (the CLI's ``error_max_budget_usd``, the
+# OpenAI-compatible loop's ``BudgetStop``): both start so (``engine.agents.retry``, ``openai.chat``).
+CUT_MESSAGE_START = "budget exhausted"
+
+
+def budget_stop(result: AgentCallCompleted | AgentCallFailed, cap_usd: float | None) -> AgentCallCompleted | AgentCallFailed:
+    """``result`` marked as a budget stop when its cap cut it: it failed saying its budget was
+    exhausted, or having spent its whole cap. Anything else is returned as it is."""
+    if not isinstance(result, AgentCallFailed) or cap_usd is None or result.stop:
+        return result
+    cut = result.error.startswith(CUT_MESSAGE_START) or (result.cost_usd is not None and result.cost_usd >= cap_usd)
+    if not cut:
+        return result
+    return result.model_copy(update={"stop": "budget", "error": (
+        f"budget stop: this call was cut at its cap of ${cap_usd:.4f} (its share of the run's budget): {result.error}")})

@@ -72,6 +72,8 @@ async def check_claude(backend: Any, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) 
     """Raise ``BackendUnavailable`` (one clear line) unless the CLI can reach its model."""
     from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ResultMessage, query
 
+    from engine.agents.claude.metered import metered_block
+
     started = time.monotonic()
     base_url = backend.base_url
     if base_url is not None:
@@ -79,7 +81,9 @@ async def check_claude(backend: Any, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) 
         if problem is not None:
             raise BackendUnavailable(f"cannot use the model API at {backend.endpoint}: {problem}; "
                                      "check ANTHROPIC_BASE_URL and the network")
-    with tempfile.TemporaryDirectory(prefix="engine-preflight-") as tmp:
+    # The check's own requests are metered too (issue 26), against the run's whole budget.
+    with tempfile.TemporaryDirectory(prefix="engine-preflight-") as tmp, \
+            metered_block(backend._launcher, "preflight", backend.config.max_budget_usd) as metered:
         os.chmod(tmp, 0o755)  # the sandboxed CLI runs as another uid: it must be able to get in
         work = Path(tmp) / "work"
         work.mkdir()
@@ -108,7 +112,8 @@ async def check_claude(backend: Any, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) 
                 detail = "; ".join(stderr[-3:]) or str(exc)
                 raise BackendUnavailable(_explain(backend, error_kind or "", backend.redact(detail))) from None
     duration = round(time.monotonic() - started, 3)
-    cost = float(result.total_cost_usd) if result is not None and result.total_cost_usd is not None else None
+    cost = metered.cost(float(result.total_cost_usd) if result is not None and result.total_cost_usd is not None
+                        else None)
     if result is not None and result.is_error:
         message = backend.redact(" ".join(t for t in texts if t) or str(result.result or result.subtype))
         if error_kind in ("rate_limit", "server_error", "overloaded") and "ECONN" not in message \

@@ -4,7 +4,9 @@
 ``replay:<source>`` is short for ``replay`` with that ``replay_source``.
 ``auto`` picks ``claude`` when SDK credentials are present, else ``openai`` when
 ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set, else ``builtin``, and says which and why in
-one line for the CLI to print. Backends living in other modules are imported
+one line (REQ-OR-046). The choice is never silent: the CLI prints that line, the library logs
+it, and the run's log records it (``AgentSelected``, ``selection_event``; in ``--json`` output
+as ``agent_selection``). Backends living in other modules are imported
 lazily, so choosing ``builtin`` never imports the SDK and vice versa.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 from engine.agents.base import AgentBackend
 from engine.agents.errors import BackendUnavailable
 from engine.agents.secrets import detect_credentials
+from events.core import AgentSelected
 from events.domain import PipelineConfig
 from events.module_aliases import current_module
 
@@ -128,6 +131,15 @@ def select_backend(
             raise BackendUnavailable(f"backend {name!r} does not provide an async call(request, ctx)")
         return BackendChoice(backend, getattr(backend, "name", name), f"backend: {name}")
     raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_NAMES)} or package.module:Attr")
+
+
+def selection_event(backend: Any, requested: str) -> AgentSelected:
+    """What to record about the choice (``AgentSelected``): asked for, chosen, and why. Reads
+    what ``engine.run.lifecycle.make_backend`` put on the backend (``record_name``,
+    ``selection_note``), so a backend made elsewhere is still named."""
+    chosen = str(getattr(backend, "record_name", None) or getattr(backend, "name", None) or requested)
+    reason = str(getattr(backend, "selection_note", None) or f"backend: {chosen}")
+    return AgentSelected(requested=requested, chosen=chosen, reason=reason)
 
 
 def make_backend(name: str, *, config: PipelineConfig, replay_source: Any = None,

@@ -199,3 +199,37 @@ def bar_panel(title: str, rows: Sequence[tuple[str, float]], fmt: Callable[[floa
         o.append(f'<text x="{left}" y="{top + 16}" class="tick muted">nothing recorded</text>')
     o.append("</svg>")
     return "".join(o)
+
+
+def timeline(spans: Sequence[Span], colours: dict[str, str], status: dict[str, str], *, width: int = 1120) -> str:
+    """Phases and paths as bars over driven time, one row each in order of start; a path takes
+    its scope's colour (the score plot's), a phase its tint."""
+    row_h, left, right, top = 26, 150, 84, 8  # the right margin holds an open phase's status
+    rows = sorted(spans, key=lambda s: (s.start, s.phase))
+    height = top + row_h * len(rows) + 30
+    x_hi = max([s.end for s in rows] + [1.0]) * 1.02
+
+    def X(t: float) -> float:
+        return left + (width - left - right) * (t / x_hi)
+
+    o = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img" '
+         f'aria-label="phases and paths over driven time">']
+    axis_y = top + row_h * len(rows) + 4
+    for v in nice_ticks(0, x_hi, 8):
+        o.append(f'<line x1="{X(v):.1f}" x2="{X(v):.1f}" y1="{top}" y2="{axis_y}" class="grid light"/>'
+                 f'<text x="{X(v):.1f}" y="{axis_y + 16}" class="tick" text-anchor="middle">{fmt_seconds(v)}</text>')
+    for i, s in enumerate(rows):
+        y = top + i * row_h
+        nested = "/" in s.phase
+        fill = colours.get(s.phase) or PHASE_TINTS.get(s.phase.split("/", 1)[0], "#d9dde6")
+        state = status.get(s.phase, "")
+        outline = "" if nested else ' stroke="#c9ceda"'
+        tip = f"{s.phase}: {fmt_seconds(s.start)} → {fmt_seconds(s.end)}" + (f" ({state})" if state else "")
+        o.append(f'<text x="{left - 10}" y="{y + 17}" class="tick" text-anchor="end">'
+                 f'{escape(s.phase)}</text>'
+                 f'<rect x="{X(s.start):.1f}" y="{y + 5}" width="{max(X(s.end) - X(s.start), 2):.1f}" height="16" rx="4" '
+                 f'fill="{fill}"{outline}><title>{escape(tip)}</title></rect>')
+        if state and state != "completed":
+            o.append(f'<text x="{X(s.end) + 6:.1f}" y="{y + 17}" class="tick muted">{escape(state)}</text>')
+    o.append(f'<line x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}" class="axis"/></svg>')
+    return "".join(o)

@@ -135,7 +135,9 @@ class CampaignRunner:
     # --- runs ---------------------------------------------------------------------------------
 
     def _create_runs(self) -> None:
-        backends: dict[tuple[str, str], str] = {}
+        from engine.agents.select import selection_event
+
+        backends: dict[tuple[str, str], Any] = {}  # (agent, preset) -> AgentSelected
         for cell_state in self.state.open_cells():
             if cell_state.run_id is not None:
                 continue
@@ -147,9 +149,10 @@ class CampaignRunner:
                 if key not in backends:
                     backend = runs_mod.make_backend(cell.agent, cfg, db=self.db)
                     runs_mod.preflight(backend)  # a bad key stops the campaign here, before its runs exist
-                    backends[key] = getattr(backend, "record_name", cell.agent)
+                    backends[key] = selection_event(backend, cell.agent)
                 runs_mod.create_run(self.store, db=self.db, task_spec=cell.task, strategy=cell.strategy,
-                                    backend_name=backends[key], config=cfg, seed=cell.seed, run_id=run_id)
+                                    backend_name=backends[key].chosen, config=cfg, seed=cell.seed, run_id=run_id,
+                                    selection=backends[key])
             self._record(CampaignRunCreated(cell=cell.key, run_id=run_id))
 
     def _run_exists(self, run_id: str) -> bool:

@@ -8,7 +8,7 @@ preset, agent, metric, lower_is_better, runs, graded, mean, se (null for fewer t
 runs), scores [{seed, score}], medals {gold, silver, bronze, above_median} (null when the task has
 no thresholds), thresholds {gold, silver, bronze, median} (those the task has),
 mean_wall_seconds, total_cost_usd, mean_cost_usd}]; ``runs`` [{task, seed, strategy, preset, agent,
-run_id, status, test_score, valid_submission, medal, grader, wall_seconds (first to last event),
+run_id, status, test_score, valid_submission, medal, grader, wall_seconds (start-up to last event),
 driven_seconds, cost_usd, agent_calls, attempts}]; ``failures`` [{run_id, task, seed, kind, reason}].
 """
 
@@ -130,10 +130,11 @@ def _graded_row(store: Any, cell: CellState, failures: list[Failure]) -> RunRow:
         return RunRow(**{**base, "status": "missing"})
     run = fold(log)
     status = cell.ended if cell.ended == "abandoned" else run.status
-    # Wall time spans the run's first to last event (downtime between attempts included); driven
-    # time is what its drivers spent (what time limits count).
+    # Wall time spans the run's start-up (before its first event: RunStarted's elapsed_s) to its
+    # last event (downtime between attempts included); driven time is what its drivers spent, the
+    # start-up included (what time limits count).
     wall = (datetime.fromisoformat(log[-1].recorded_at) - datetime.fromisoformat(log[0].recorded_at)).total_seconds() \
-        if log else None
+        + float(log[0].payload.get("elapsed_s") or 0.0) if log else None
     base.update(status=status, wall_seconds=wall, driven_seconds=round(run.elapsed_seconds, 3),
                 cost_usd=run.accumulated_cost_usd, agent_calls=run.agent_call_count)
     if status == "abandoned":

@@ -132,6 +132,9 @@ def start(
     db: str | None = DbOpt,
 ) -> None:
     """Start a run and drive it to the end."""
+    # REQ-OR-024: the time limit is wall-clock time from `engine start`: the run's clock starts
+    # with the command (preparing the task and the backend's check count), not at its first event.
+    clock_started = time.monotonic()
     from engine.config.references import read_reference_discussions, with_contamination_check
     from engine.config.validate import InputError, validate_start
 
@@ -142,15 +145,19 @@ def start(
         cfg = build_config(preset=preset, config_file=config, overrides=set_,
                            extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget, "sandbox": sandbox,
                                   "contamination_check": True if params else None})
-        validate_start(task, cfg, strategy=strategy)
+        validate_start(task, cfg, strategy=strategy, agent=agent)
     except InputError as exc:
         fail(str(exc))
     backend = runs_mod.make_backend(agent, cfg, db=runs_mod.db_path(db))
     checked = runs_mod.preflight(backend)  # a bad key or endpoint stops here, before the run exists
     store, path = _store(db, must_exist=False)
+    from engine.agents.select import selection_event
+
     new_id = runs_mod.create_run(store, db=path, task_spec=task, strategy=strategy,
                                  backend_name=getattr(backend, "record_name", agent), config=cfg, seed=seed,
-                                 run_id=run_id, deterministic_order=not completion_order, params=params)
+                                 run_id=run_id, deterministic_order=not completion_order, params=params,
+                                 selection=selection_event(backend, agent),  # in the log and --json
+                                 clock_started=clock_started)
     if not json_out:
         note = getattr(backend, "selection_note", "")
         if note:
@@ -293,6 +300,7 @@ def _mount_optional() -> None:
     from engine.cli.audit import register
     from engine.cli.campaign import campaign_app
     from engine.cli.tasks import grade_cmd, tasks_app
+    from engine.cli.ui import register as register_ui
     from engine.cli.verify import verify_cmd
 
     app.add_typer(tasks_app, name="tasks", help="Bundled tasks: list and prepare.")
@@ -300,6 +308,7 @@ def _mount_optional() -> None:
     app.command("grade")(grade_cmd)
     app.command("verify")(verify_cmd)
     register(app)
+    register_ui(app)
 
 
 _mount_optional()

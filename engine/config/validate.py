@@ -12,7 +12,12 @@ What is checked:
   ``TaskDescription`` must have a non-empty ``competition_id`` and description and a
   ``data_dir`` that exists and holds at least one file;
 * the configuration: a well-formed ``PipelineConfig`` (every count positive, REQ-DM-002);
-* the strategy: a known name or an importable ``module:function``.
+* the strategy: a known name or an importable ``module:function``;
+* the time limit: long enough for one candidate and finalization
+  (``handlers.timebudget.shortest_workable_limit_s``, the time plan's own rule); a shorter one is
+  refused with the shortest workable limit;
+* the budget: enough for one candidate and finalization (``handlers.money.least_budget_usd``)
+  unless the agent costs nothing; a smaller one is refused with the least that would do.
 """
 
 from __future__ import annotations
@@ -87,6 +92,37 @@ def config_problems(config: PipelineConfig | dict) -> list[str]:
     return []
 
 
+def time_problems(config: PipelineConfig) -> list[str]:
+    """A limit too short for even one candidate and finalization, with the shortest that works."""
+    from handlers.timebudget import shortest_workable_limit_s
+
+    shortest = shortest_workable_limit_s(config)
+    if config.time_limit_seconds >= shortest:
+        return []
+    return [f"--time-limit {config.time_limit_seconds} s is too short for one candidate and finalization: "
+            f"the shortest workable time limit is {shortest} s"]
+
+
+# Backends whose calls cost nothing: a budget never stops them, so any budget will do.
+FREE_AGENTS = ("builtin", "replay:")
+
+
+def budget_problems(config: PipelineConfig, strategy: str, agent: str = "auto") -> list[str]:
+    """A budget too small for one candidate and finalization, with the least that would do
+    (``handlers.money.least_budget_usd``), refused before anything runs (not even the backend's
+    start-up check): spending it would buy no submission."""
+    from handlers.money import least_budget_usd
+
+    budget = config.max_budget_usd
+    if budget is None or agent.startswith(FREE_AGENTS):
+        return []
+    least = least_budget_usd(strategy)
+    if budget >= least:
+        return []
+    return [f"--max-budget {budget:g} (max_budget_usd ${budget:g}) cannot pay for one candidate and finalization: "
+            f"the least budget that would do is ${least:g} (--max-budget {least:g})"]
+
+
 def strategy_problems(strategy: str) -> list[str]:
     from engine.run.strategies import StrategyError, load_strategy
 
@@ -103,6 +139,8 @@ def raise_if(problems: list[str]) -> None:
                          "invalid input:\n  - " + "\n  - ".join(problems))
 
 
-def validate_start(task_spec: str, config: PipelineConfig, *, strategy: str = "mle-star") -> None:
+def validate_start(task_spec: str, config: PipelineConfig, *, strategy: str = "mle-star", agent: str = "auto") -> None:
     """Everything ``engine start`` needs checked before it opens the database."""
-    raise_if(config_problems(config) + strategy_problems(strategy) + task_spec_problems(task_spec))
+    problems = config_problems(config)
+    raise_if(problems + (time_problems(config) + budget_problems(config, strategy, agent) if not problems else [])
+             + strategy_problems(strategy) + task_spec_problems(task_spec))

@@ -6,9 +6,11 @@ Around the backend's ``call`` it owns what is the same for every backend:
   a crash must not find the half-finished files of its first try — with ``input/``: the task's
   public data, where the prompts say it is, read-only (a per-run copy the agent cannot use to
   change the task's own files; a sandboxed agent gets a read-only bind instead);
-* **the run's budget**, shared among the calls in flight (``agents/budget.py``): each call gets
-  its cap; a call refused for lack of money fails without reaching the model;
-* **the call's time limit** when the request carries one (its phase deadline, REQ-OR-034);
+* **the run's budget**, shared among the calls in flight (``engine/agents/ledger.py``): each call
+  gets its cap; a call refused for lack of money ends without reaching the model, and it and a
+  call its cap cut are *budget stops* (``AgentCallFailed.stop``), not failures;
+* **the call's time limit**: from now to the request's ``deadline_s`` on the run's driven clock
+  (its unit of work's hard end, REQ-OR-034);
 * **spend without a result** recorded: a call the engine cancels reports what it spent, and
   on resume a call that was in flight when the engine died is recorded as spend unknown.
 """
@@ -22,7 +24,7 @@ from typing import Any
 import structlog
 
 from engine.agents.base import AgentBackend, AgentContext
-from engine.agents.ledger import BudgetExhausted, BudgetLedger
+from engine.agents.ledger import BudgetExhausted, BudgetLedger, budget_stop
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
 from events.spend import AgentSpendRecorded
 from replay.state import PipelineState
@@ -57,14 +59,29 @@ def fresh_work_dir(work_dir: Path, input_source: Path | None) -> None:
         (work_dir / "input").symlink_to(input_source, target_is_directory=True)
 
 
+#: A call whose deadline has (almost) passed still gets this long: it fails fast at the backend
+#: with a clear reason instead of never starting (the handlers' guard timer cuts it anyway).
+MIN_CALL_TIME_S = 1.0
+
+
+def call_time_limit(request: AgentCallRequested, now_s: float) -> float | None:
+    """Wall-clock seconds the call may take: from now (the run's driven time) to the request's
+    ``deadline_s`` (REQ-OR-034); None without a deadline."""
+    if request.deadline_s is None:
+        return None
+    return max(MIN_CALL_TIME_S, round(request.deadline_s - now_s, 3))
+
+
 class AgentExecutor:
     def __init__(self, state: Callable[[], PipelineState], backend: AgentBackend, gpu: dict[str, Any],
-                 record: Record | None = None) -> None:
+                 record: Record | None = None, clock: Callable[[], float] | None = None) -> None:
         self._state = state
         self.backend = backend
         self._gpu = gpu
         self._record = record
         self._ledger: BudgetLedger | None = None
+        # The run's driven time now (the driver's clock); without one, as of the latest commit.
+        self._clock = clock or (lambda: self._state().elapsed_seconds)
 
     def ledger(self) -> BudgetLedger:
         if self._ledger is None:
@@ -103,7 +120,8 @@ class AgentExecutor:
             cap = ledger.reserve(request.effect_id, finalization=scope.split("/")[0] == "final")
         except BudgetExhausted as exc:
             log.warning("agent_call_refused", effect_id=request.effect_id, reason=str(exc))
-            return AgentCallFailed(effect_id=request.effect_id, error=str(exc), attempts=0, cost_usd=0.0)
+            return AgentCallFailed(effect_id=request.effect_id, error=f"budget stop: {exc}", attempts=0, cost_usd=0.0,
+                                   stop="budget")
         settled = False
 
         def abandoned(cost: float | None, tokens: dict[str, int]) -> None:
@@ -111,15 +129,18 @@ class AgentExecutor:
             settled = True
             ledger.settle(request.effect_id, cost)
             (work_dir / ABANDONED_MARK).write_text("cancelled\n")
-            if self._record is not None:
+            if self._record is not None:  # an unknown amount is charged as the ledger charged it: the cap
                 self._record(AgentSpendRecorded(reason="cancelled", effect_id=request.effect_id,
-                                                backend=self.backend.name, cost_usd=cost, usage=tokens,
-                                                detail="the engine cancelled this call"), scope)
+                                                backend=self.backend.name, cost_usd=cost if cost is not None else cap,
+                                                usage=tokens, detail="the engine cancelled this call" + (
+                                                    "; its spend is unknown: charged at its cap"
+                                                    if cost is None and cap is not None else "")), scope)
 
         ctx = AgentContext(run_id=s.run_id, run_dir=run_dir, work_dir=work_dir,
                            task=run.task, task_dir=task_dir,
                            config=run.config, seed=run.seed, gpu_info=self._gpu,
-                           budget_usd=cap, time_limit_s=getattr(request, "timeout_s", None), on_abandoned=abandoned)
+                           budget_usd=cap, time_limit_s=call_time_limit(request, self._clock()),
+                           on_abandoned=abandoned)
         try:
             result = await self.backend.call(request, ctx)
         except BaseException:
@@ -128,4 +149,8 @@ class AgentExecutor:
             raise
         known = result.cost_usd is not None or isinstance(result, AgentCallCompleted)
         ledger.settle(request.effect_id, result.cost_usd if known else None)
-        return result
+        if not known and cap is not None and self._record is not None:
+            self._record(AgentSpendRecorded(reason="unpriced", effect_id=request.effect_id, backend=self.backend.name,
+                                            cost_usd=cap, detail="the call ended without a cost: charged at its cap, "
+                                            "the most it could have spent (as the run's ledger charges it)"), scope)
+        return budget_stop(result, cap)

@@ -7,6 +7,12 @@
 Results are committed in the order their effects were requested (``deterministic_order``,
 the default) so that two runs with the same seed write the same log whatever the timing;
 effects still *execute* concurrently. Timers are the exception: they are time by nature.
+
+The hard end (REQ-OR-024): the handlers end every window by the time limit and cancel what is
+still running there (``handlers.timebudget``); as a backstop against a strategy that does not, the
+driver stops the run ``HARD_END_AFTER_S`` past the limit on its driven clock: every effect in
+flight is cancelled (its subprocess killed) and ``DriverStopped`` names them, so the process is
+gone within REQ-OR-024's 30 s of shutdown.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ if sys.version_info < (3, 11):  # pragma: no cover - the builtin arrived in 3.11
 
 from events.base import EffectResult, NewEvent
 from events.core import (
+    AgentCallCompleted,
     AgentCallFailed,
     AgentCallRequested,
     DriverStarted,
@@ -50,6 +57,7 @@ from store.base import EventStore
 log = structlog.get_logger(__name__)
 
 KILL_AFTER_SEQ_ENV = "ENGINE_FAILPOINT_KILL_AFTER_SEQ"
+HARD_END_AFTER_S = 20.0  # past the time limit; the rest of the 30 s is for unwinding and exit
 # Test hook: append every effect id to this file when its execution starts, so crash tests
 # can prove that no effect whose result was recorded ran again after a resume.
 EFFECT_TRACE_ENV = "ENGINE_EFFECT_TRACE"
@@ -111,6 +119,7 @@ class Driver:
         self.runtime: Runtime | None = None
         self._inflight: dict[str, anyio.CancelScope] = {}
         self._buffered: dict[str, EffectResult] = {}
+        self._scopes: dict[str, str] = {}  # effect id -> its scope, for the spend of a dropped result
         self._stop_reason: str | None = None
         self._base_elapsed = 0.0
         self._t0 = 0.0
@@ -142,6 +151,7 @@ class Driver:
             try:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._heartbeat, token)
+                    tg.start_soon(self._hard_end)
                     if self.handle_signals:
                         tg.start_soon(self._watch_signals, tg)
                     await self._loop(tg)
@@ -182,6 +192,7 @@ class Driver:
                 if eff.effect_id not in self._inflight and eff.effect_id not in self._buffered:
                     scope = anyio.CancelScope()
                     self._inflight[eff.effect_id] = scope
+                    self._scopes[eff.effect_id] = eff.scope
                     tg.start_soon(self._execute, eff, send, scope)
             if not self._inflight and not self._buffered:
                 raise EngineError(
@@ -209,6 +220,8 @@ class Driver:
                 return self._buffered.pop(eff.effect_id)
             return None
         # Results for effects no longer pending (cancelled meanwhile) are dropped.
+        for dropped in self._buffered.values():
+            self._record_dropped_spend(dropped)
         self._buffered.clear()
         return None
 
@@ -216,6 +229,7 @@ class Driver:
         pending = self.state.pending.get(result.effect_id)
         self._inflight.pop(result.effect_id, None)
         if pending is None:
+            self._record_dropped_spend(result)
             return
         assert self.runtime is not None
         result = result.model_copy(update={"elapsed_s": self.elapsed()})
@@ -227,7 +241,9 @@ class Driver:
         for d in decisions:
             if isinstance(d.event, EffectCancelled):
                 scope = self._inflight.pop(d.event.effect_id, None)
-                self._buffered.pop(d.event.effect_id, None)
+                dropped = self._buffered.pop(d.event.effect_id, None)
+                if dropped is not None:
+                    self._record_dropped_spend(dropped)
                 if scope is not None:
                     scope.cancel()
 
@@ -250,13 +266,30 @@ class Driver:
     # --- effects ----------------------------------------------------------------------------
 
     async def _execute(self, eff: PendingEffect, send: Any, scope: anyio.CancelScope) -> None:
-        with scope:
-            try:
-                result = await self._dispatch(eff)
-            except Exception as exc:  # an executor bug must not kill the run: it becomes a result
-                log.error("effect_failed", effect_id=eff.effect_id, error=repr(exc))
-                result = _failure_result(eff, exc)
-            await send.send(result)
+        result: EffectResult | None = None
+        sent = False
+        try:
+            with scope:
+                try:
+                    result = await self._dispatch(eff)
+                except Exception as exc:  # an executor bug must not kill the run: it becomes a result
+                    log.error("effect_failed", effect_id=eff.effect_id, error=repr(exc))
+                    result = _failure_result(eff, exc)
+                await send.send(result)
+                sent = True
+        finally:
+            if result is not None and not sent:  # cancelled on its way back
+                self._record_dropped_spend(result)
+
+    def _record_dropped_spend(self, result: EffectResult) -> None:
+        """An agent call's result that came after its effect was cancelled is not recorded, but
+        the money it spent is (issue 26: every dollar reaches the one meter)."""
+        if not isinstance(result, (AgentCallCompleted, AgentCallFailed)) or not result.cost_usd:
+            return  # nothing spent, or nothing known (the ledger kept such a call's cap as spent)
+        self.record(AgentSpendRecorded(
+            reason="cancelled", effect_id=result.effect_id, cost_usd=result.cost_usd,
+            detail="the call ended after the engine cancelled it; its result was not recorded"),
+            self._scopes.get(result.effect_id, "run"))
 
     async def _dispatch(self, eff: PendingEffect) -> EffectResult:
         if self.effect_trace:
@@ -294,6 +327,21 @@ class Driver:
         while True:
             await anyio.sleep(self.lease_ttl_s / 3)
             self.store.renew_lease(self.run_id, token, self.lease_ttl_s)
+
+    async def _hard_end(self) -> None:
+        """The backstop of the time limit (see the module doc)."""
+        limit = self.state.config.get("time_limit_seconds")
+        if not isinstance(limit, (int, float)) or isinstance(limit, bool):
+            return
+        at = float(limit) + HARD_END_AFTER_S
+        while (left := at - self.elapsed()) > 0:
+            await anyio.sleep(left)
+        if self.state.finished or self._stop_reason is not None:
+            return
+        self._stop_reason = (f"time limit: {limit:g} s of driven time passed and the run had not ended "
+                             f"{HARD_END_AFTER_S:g} s later (REQ-OR-024)")
+        log.warning("driver_stopping", run_id=self.run_id, reason=self._stop_reason)
+        await self._wake.send(None)
 
     async def _watch_signals(self, tg: TaskGroup) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

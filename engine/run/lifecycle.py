@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -16,7 +17,7 @@ import anyio
 from engine.agents.base import AgentBackend
 from engine.run.driver import Driver, EngineError, Executors
 from engine.run.strategies import load_strategy
-from events.base import NewEvent
+from events.base import Event, NewEvent
 from events.core import EvaluationCompleted, EvaluationRequested, RunStarted
 from events.domain import PipelineConfig, TaskDescription
 from events.sandbox import SandboxMode, SandboxNotice
@@ -148,14 +149,16 @@ def sandbox_mode_for(config: PipelineConfig) -> SandboxMode:
 
 def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBackend,
                    record: Callable[[Any, str], None] | None = None,
-                   protected: tuple[str, ...] = (), sandbox_mode: SandboxMode = "none") -> Executors:
+                   protected: tuple[str, ...] = (), sandbox_mode: SandboxMode = "none",
+                   clock: Callable[[], float] | None = None) -> Executors:
     """``record`` appends a bookkeeping event (spend seen by the agent executor);
     ``sandbox_mode``: bwrap|none (see ``sandbox_mode_for``); ``protected``: host paths no
-    evaluation may see (the database), besides the task's private answers."""
+    evaluation may see (the database), besides the task's private answers; ``clock``: the
+    driver's driven time, from which an agent call's deadline becomes its time limit."""
     from engine.run.agent_calls import AgentExecutor
 
     gpu = gpu_info()
-    agent = AgentExecutor(driver_state, backend, gpu, record)
+    agent = AgentExecutor(driver_state, backend, gpu, record, clock=clock)
 
     async def evaluate(request: EvaluationRequested, code: str) -> EvaluationCompleted:
         from engine.harness.executor import EvalContext, run_evaluation
@@ -186,9 +189,14 @@ def preflight(backend: AgentBackend) -> Any:
 def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None = None, task_spec: str | None = None,
                strategy: str, backend_name: str, config: PipelineConfig, seed: int,
                run_id: str | None = None, deterministic_order: bool = True,
-               params: dict[str, Any] | None = None) -> str:
+               params: dict[str, Any] | None = None, selection: Event | None = None,
+               clock_started: float | None = None) -> str:
     """Validate everything, then append RunStarted with the decisions it causes (one transaction).
-    ``params`` are strategy inputs recorded in RunStarted (e.g. phase2_only's start solution)."""
+    ``params`` are strategy inputs recorded in RunStarted (e.g. phase2_only's start solution);
+    ``selection``: which agent backend runs and why (``AgentSelected``, REQ-OR-046), recorded with it.
+    ``clock_started``: the ``time.monotonic()`` at which the run's time limit started (``engine
+    start``: the process's start): the start-up before the run exists (preparing the task, the
+    backend's check) is recorded as RunStarted's ``elapsed_s`` and counts against the limit."""
     main = load_strategy(strategy)
     run_id = run_id or new_run_id()
     run_dir = runs_root(db) / run_id
@@ -201,7 +209,8 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
     started = RunStarted(strategy=strategy, backend=backend_name, seed=seed, config=config.model_dump(mode="json"),
                          task=task.description, task_dir=str(task.public_dir.resolve()),
                          run_dir=str(run_dir.resolve()), deterministic_order=deterministic_order,
-                         params=dict(params or {}))
+                         params=dict(params or {}),
+                         elapsed_s=0.0 if clock_started is None else round(time.monotonic() - clock_started, 6))
     decisions = Runtime(main).feed(started)
     try:
         store.create_run(run_id, strategy=strategy, task=task.label)
@@ -211,7 +220,8 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
         # created by a start that died before its first append: nothing was recorded, take it over
     store.append(run_id, [NewEvent(event=started, scope="run"),
                           *[NewEvent(event=d.event, scope=d.scope, causation_seq=1) for d in decisions],
-                          NewEvent(event=sandbox_notice, scope="run", causation_seq=1)],
+                          NewEvent(event=sandbox_notice, scope="run", causation_seq=1),
+                          *([NewEvent(event=selection, scope="run", causation_seq=1)] if selection is not None else [])],
                  expected_seq=0)
     return run_id
 
@@ -289,7 +299,8 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
     executors = make_executors(lambda: holder["d"].state, backend, lambda e, scope: holder["d"].record(e, scope),
                                protected=(str(Path(db_file).resolve()),) if db_file and "://" not in str(db_file) else (),
                                sandbox_mode=recorded_sandbox_mode(store, run_id,
-                                                                  PipelineConfig.model_validate(state.config)))
+                                                                  PipelineConfig.model_validate(state.config)),
+                               clock=lambda: holder["d"].elapsed())
     driver = Driver(store, run_id, main=main, executors=executors, on_commit=on_commit,
                     handle_signals=handle_signals)
     holder["d"] = driver

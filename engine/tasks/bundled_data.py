@@ -10,32 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import pandas as pd
 from sklearn import datasets as skd
 from sklearn.utils import Bunch
 
 from engine.tasks import bundled_islp as islp
+from engine.tasks.bundled_coverage import COVERAGE_SPECS
+from engine.tasks.bundled_spec import BundledSpec
 from events.domain import TaskType
-
-
-@dataclass(frozen=True)
-class BundledSpec:
-    name: str
-    title: str
-    one_liner: str
-    load: Callable[[], pd.DataFrame]  # features + the target column, original row order
-    target: str
-    metric: str
-    task_type: TaskType
-    overview: str
-    features: str
-    seed: int
-    # For probability-per-class submissions: the submission has one column per class and the
-    # answers keep the single label column ``target``.
-    per_class_probabilities: bool = False
-    positive_class: str | None = None
 
 
 def _snake(name: str) -> str:
@@ -249,5 +232,6 @@ SPECS: dict[str, BundledSpec] = {
             seed=24,
             positive_class="1",
         ),
+        *COVERAGE_SPECS,
     )
 }

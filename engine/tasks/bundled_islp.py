@@ -27,7 +27,8 @@ _EDUCATION = {
 }
 
 
-def _read(name: str) -> pd.DataFrame:
+def read_vendored(name: str) -> pd.DataFrame:
+    """A gzip-compressed CSV from ``engine/tasks/data``."""
     with (resources.files("engine.tasks") / "data" / name).open("rb") as handle:
         return pd.read_csv(handle, compression="gzip")
 
@@ -43,7 +44,7 @@ def blank_cells(frame: pd.DataFrame, fractions: dict[str, float], seed: int) -> 
 
 
 def wage_education() -> pd.DataFrame:
-    frame = _read("islp_wage.csv.gz").drop(columns=["logwage"])
+    frame = read_vendored("islp_wage.csv.gz").drop(columns=["logwage"])
     education = frame.pop("education").map(_EDUCATION)
     frame = blank_cells(frame, {"maritl": 0.06, "health": 0.08, "health_ins": 0.05, "wage": 0.04},
                         seed=2101)
@@ -52,11 +53,11 @@ def wage_education() -> pd.DataFrame:
 
 
 def bike_sharing() -> pd.DataFrame:
-    return _read("islp_bikeshare.csv.gz")
+    return read_vendored("islp_bikeshare.csv.gz")
 
 
 def caravan_insurance() -> pd.DataFrame:
-    frame = _read("islp_caravan.csv.gz")
+    frame = read_vendored("islp_caravan.csv.gz")
     # The customer subtype and main type are codes of unordered groups: given as text.
     frame["MOSTYPE"] = "subtype_" + frame["MOSTYPE"].astype(str)
     frame["MOSHOOFD"] = "maintype_" + frame["MOSHOOFD"].astype(str)
@@ -66,7 +67,7 @@ def caravan_insurance() -> pd.DataFrame:
 
 
 def credit_default() -> pd.DataFrame:
-    frame = _read("islp_default.csv.gz")
+    frame = read_vendored("islp_default.csv.gz")
     target = (frame.pop("default") == "Yes").astype(int)
     frame = blank_cells(frame, {"income": 0.1, "student": 0.03}, seed=2104)
     frame["default"] = target

@@ -7,36 +7,51 @@
              run an epoch of merge/mutate steps; global_epoch += 1; maybe evolve profiles
     finish   best valid node → finalization (test submission) → RunCompleted
 
-Budget: a step reserves its node when it starts and appends exactly one node, so the journal
-can never exceed ``max_steps``. Steps of an epoch run ``workers`` at a time.
+Budget: a step reserves its node when it starts and appends at most one node (none when it is
+cut at the search's deadline), so the journal can never exceed ``max_steps``. Steps of an epoch run ``workers`` at a time.
 
-Time: the search stops starting work at ``search_deadline`` = the run's time limit minus the
-finalization share (``phase_time_budget.finalization_pct``, 10 % without one), so the best node
-still becomes a test submission inside the limit; steps in flight finish (their evaluation
-timeouts are capped by the deadline and no debug attempt starts past it). Reaching
-``max_budget_usd`` (recorded agent costs) stops new work the same way.
+Time: MLE-STAR's time plan (``handlers.timebudget.TimePlan``): the search runs up to the
+finalize-now point (the limit less finalization's reserve, sized from the run's measured
+evaluations and agent calls), finalization from there to the time limit. Each epoch runs under the
+search's deadline as it stands when the epoch starts: no step starts past its soft end (a grace
+before the finalize-now point), evaluation timeouts and debug rounds stay inside it, and a guard
+timer at the finalize-now point cuts the steps still running (they append no node; a ``WorkCut``
+names them). Finalization is cut at the time limit like MLE-STAR's
+(``handlers.finalization.finalize_within``).
+
+Money: the search stops starting work (``cost_limit``) at the same point as MLE-STAR's, the
+search's share of ``max_budget_usd`` (``handlers.money.search_budget_usd``; finalization keeps
+the rest), or once a call was stopped for want of money (refused or cut at its cap by the
+engine's ledger) and what is left cannot pay a usual call (``handlers.money.search_money_short``).
+A step whose generation was stopped so appends no node: a dead node is a program that failed,
+never one nobody could pay for.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from events.core import PhaseCompleted, PhaseStarted, SubmissionInfo
+from events.core import PhaseCompleted, PhaseStarted
 from events.domain import PipelineError, SolutionScript
 from events.evolution import EpochCompleted, EvolutionStopped, FinalNodeSelected, PhaseOneEnded
+from events.pipeline import WorkCut
+from handlers.deadline import Deadline
 from handlers.evolution.journal import Journal, Node
 from handlers.evolution.profiles import evolve_profiles, seed_profiles
 from handlers.evolution.steps import SOLUTION_PHASE, Phase, plan_step, run_step
 from handlers.evolution.summary import run_summary
-from handlers.finalization import run_finalization
+from handlers.finalization import finalize_within
+from handlers.futures import Cancelled
+from handlers.money import search_budget_usd, search_money_short
 from handlers.runtime import Task, Workflow
+from handlers.timebudget import TimePlan
 from handlers.toolkit import info, warn
 
 Halt = Literal["time_limit", "cost_limit"]
 PhaseOneReason = Literal["target_reached", "budget_exhausted", "time_limit", "cost_limit"]
 StopReason = Literal["budget_exhausted", "time_limit", "cost_limit", "valid_pool_too_small"]
 
-DEFAULT_FINALIZATION_PCT = 10.0
+SEARCH = "evolve"
 
 
 def phase1_log_line(nodes: int, valid: int, target: int) -> tuple[str, str]:
@@ -60,24 +75,34 @@ class Search:
         self.phase1_summary: dict[str, Any] = {}
         self.stop_reason = ""
         self.merge_plans: dict[tuple[str, ...], str] = {}   # gene-id signature -> the merge node planned
-        limit = float(self.cfg.time_limit_seconds)
-        pct = (self.cfg.phase_time_budget.finalization_pct if self.cfg.phase_time_budget is not None
-               else DEFAULT_FINALIZATION_PCT)
-        self.time_limit = limit
-        self.search_deadline = limit * (1.0 - pct / 100.0)
+        # T counts from driven 0; the reserve follows the evaluation of the best valid node (timebudget)
+        self.plan = TimePlan.from_config(self.cfg, measured=wf.measured, finalizing=self.best_solution_id)
+        self.search_start = wf.now
 
     # --- helpers ------------------------------------------------------------------------------
 
+    def best_solution_id(self) -> str | None:
+        """The solution finalization would get now: the best valid node's."""
+        best = self.journal.best(only_valid=True)
+        return best.event.solution_id if best is not None else None
+
+    def deadline(self) -> Deadline:
+        """The search's deadline as it stands now: its hard end the finalize-now point (which moves
+        earlier as slower evaluations are measured), its soft end a grace before."""
+        return self.plan.search_window(SEARCH, self.search_start).deadline
+
     def time_up(self) -> bool:
-        return self.wf.now >= self.search_deadline
+        return self.deadline().passed(self.wf.now)
 
     def halt(self) -> Halt | None:
-        """Why no new work may start ("" when it may): the time limit, or the spending cap
-        ``max_budget_usd`` reached by the recorded agent costs."""
+        """Why no new work may start ("" when it may): the time limit, or the search's money
+        spent (its share of ``max_budget_usd``, or a budget stop; see the module doc)."""
         if self.time_up():
             return "time_limit"
         cap = self.cfg.max_budget_usd
-        if cap is not None and self.wf.cost_usd >= cap:
+        spent, calls = self.wf.cost_usd, self.wf.agent_calls
+        if cap is not None and (spent >= search_budget_usd(cap, spent, calls)
+                                or (self.wf.budget_stops and search_money_short(cap, spent, calls))):
             return "cost_limit"
         return None
 
@@ -87,9 +112,14 @@ class Search:
 
     async def run_epoch(self, phase: Phase, n_steps: int) -> int:
         """Run ``n_steps`` steps, ``workers`` in flight; each step decides its choices when it
-        starts. Returns the number of steps started (fewer only when time ran out)."""
+        starts. Returns the number of steps started (fewer only when time ran out). A guard timer
+        at the search's hard end cuts the steps still running then (see the module doc)."""
         running: list[Task] = []
         launched = 0
+        deadline = self.deadline()
+        swf = self.wf.within(deadline)
+        assert deadline.hard_s is not None and deadline.soft_s is not None
+        guard = self.wf.spawn(self.wf.sleep_until(deadline.hard_s, name="deadline/search"), name="timer")
         while True:
             while launched < n_steps and len(running) < self.cfg.workers and not self.halt():
                 plan = plan_step(self.wf, self.journal, step=self.started, phase=phase,
@@ -97,12 +127,37 @@ class Search:
                                  merge_plans=self.merge_plans)
                 self.started += 1
                 launched += 1
-                running.append(self.wf.spawn(run_step(self.wf, self.journal, plan, deadline_s=self.search_deadline),
+                running.append(self.wf.spawn(run_step(swf, self.journal, plan, deadline_s=deadline.soft_s),
                                              name=f"step-{plan.step}"))
             if not running:
+                if not guard.done:
+                    self.wf.cancel(guard, "the epoch ended before the search's deadline")
                 return launched
-            i = await self.wf.first(*running)
-            await running.pop(i)  # re-raises a handler error of the step
+            i = await self.wf.first(*running, guard)
+            if i == len(running):
+                await self.cut(running)
+                return launched
+            try:
+                await running.pop(i)  # re-raises a handler error of the step
+            except Cancelled:  # it asked for work past the hard end (DeadlineReached): no node
+                pass
+
+    async def cut(self, running: list[Task]) -> None:
+        """The search's hard end came with steps in flight: cancel them (no node for them)."""
+        names = [t.name for t in running]
+        for t in running:
+            self.wf.cancel(t, "the search's deadline (the finalize-now point) was reached")
+        for t in running:
+            try:
+                await t
+            except Cancelled:
+                pass
+        running.clear()
+        best = self.journal.best(only_valid=True)
+        self.wf.record(WorkCut(unit="evolve", reason="the search's deadline (the finalize-now point) was reached",
+                               at_s=self.wf.now, where=", ".join(names), steps_done=len(self.journal),
+                               kept_solution_id=(best.event.solution_id or "") if best is not None else "",
+                               kept_score=best.score if best is not None else None))
 
     async def end_epoch(self, phase: Phase, phase_epoch: int, steps: int) -> None:
         self.global_epoch += 1
@@ -123,7 +178,7 @@ class Search:
 
     async def phase1(self) -> None:
         wf, target = self.wf, self.cfg.phase1_target_nodes
-        wf.record(PhaseStarted(phase="evolve-phase1", budget_s=self.search_deadline - wf.now))
+        wf.record(PhaseStarted(phase="evolve-phase1", budget_s=self.deadline().hard_left(wf.now)))
         reason: PhaseOneReason
         while True:
             if self.remaining <= 0:
@@ -156,7 +211,7 @@ class Search:
 
     async def phase2(self) -> None:
         wf = self.wf
-        wf.record(PhaseStarted(phase="evolve-phase2", budget_s=self.search_deadline - wf.now))
+        wf.record(PhaseStarted(phase="evolve-phase2", budget_s=self.deadline().hard_left(wf.now)))
         reason: StopReason = "budget_exhausted"
         while self.remaining > 0:
             halted = self.halt()
@@ -196,17 +251,12 @@ class Search:
     async def finish(self, wf: Workflow) -> None:
         best = self.select_final()
         solution = SolutionScript(content=best.code, phase=SOLUTION_PHASE[best.operator], score=best.score)
-        outcome = await finalize(wf, solution, best.score, deadline_s=self.time_limit, submission=best.submission)
+        window = self.plan.finalization_window(wf.now)
+        done = await finalize_within(wf, window, solution, best.score, validation_submission=best.submission)
+        outcome: dict[str, Any] = {"submission_path": done.submission_path or "",
+                                   "final_solution_id": done.final_solution_id, "fallback_reason": done.fallback_reason}
         result = run_summary(self, best, outcome)
-        wf.complete(submission_path=outcome.get("submission_path", ""), best_score=best.score, result=result)
-
-
-async def finalize(wf: Workflow, solution: SolutionScript, score: float | None, *, deadline_s: float,
-                   submission: SubmissionInfo | None = None) -> dict[str, Any]:
-    """The shared finalization (spec 08); ``submission`` is the one the node's evaluation wrote."""
-    outcome = await run_finalization(wf, solution, score, deadline_s=deadline_s, validation_submission=submission)
-    return {"submission_path": outcome.submission_path, "final_solution_id": outcome.final_solution_id,
-            "fallback_reason": outcome.fallback_reason}
+        wf.complete(submission_path=done.submission_path or "", best_score=best.score, result=result)
 
 
 async def main(wf: Workflow) -> None:

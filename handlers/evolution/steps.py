@@ -34,7 +34,9 @@ from handlers.evolution.selection import (
     pheromone_with_degenerate_check,
     tournament_select,
 )
+from handlers.money import budget_stopped
 from handlers.runtime import Workflow
+from handlers.toolkit import info
 
 Phase = Literal["draft", "evolve"]
 SOLUTION_PHASE = {"draft": SolutionPhase.init, "merge": SolutionPhase.merged, "mutate": SolutionPhase.refined}
@@ -154,9 +156,14 @@ def _plan_mutate(wf: Workflow, journal: Journal, *, step: int, global_epoch: int
                     gene_sources={lc: (me if lc == locus else winner.id) for lc in LOCI}, target_locus=locus)
 
 
-async def run_step(wf: Workflow, journal: Journal, plan: StepPlan, *, deadline_s: float) -> Node:
-    """Generate → develop → append the node (its journal index is the append order)."""
+async def run_step(wf: Workflow, journal: Journal, plan: StepPlan, *, deadline_s: float) -> Node | None:
+    """Generate → develop → append the node (its journal index is the append order). A
+    generation stopped for want of money appends none (the search stops on it)."""
     reply = await wf.agent(plan.request)
+    if budget_stopped(reply):
+        info(wf, f"step {plan.step}: no node, its {plan.operator} call was stopped by the budget",
+             step=plan.step, error=getattr(reply, "error", ""))
+        return None
     code = usable_code(reply)
     parent_solutions = [journal.get(p).event.solution_id or "" for p in plan.parents]
     detail: dict[str, Any] = {"step": plan.step, "node": plan.node_id, "operator": plan.operator,

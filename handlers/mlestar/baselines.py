@@ -20,7 +20,7 @@ async def best_candidate(wf: Workflow) -> None:
     p1 = wf.at("phase1")
     p1.record(PhaseStarted(phase="phase1"))
     models = await retrieve_models(p1, wf.config.num_retrieved_models)
-    evaluated = await p1.gather(*(generate_candidate(p1, i, m, None) for i, m in enumerate(models)))
+    evaluated = await p1.gather(*(generate_candidate(p1, i, m) for i, m in enumerate(models)))
     scores = [ev.score if ev.ok else None for ev in evaluated]
     ranked = rank_candidates(scores, score_rule(wf))
     if not ranked:

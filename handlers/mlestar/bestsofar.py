@@ -55,6 +55,12 @@ def rebase_best(wf: Workflow, solution_id: str, score: float) -> None:
     track_best(wf).current.restart(solution_id, score)
 
 
+def best_solution_id(wf: Workflow) -> str | None:
+    """The id of the run's best still-current solution (the one finalization would get now)."""
+    best = track_best(wf).best
+    return None if best is None else best[1]
+
+
 def best_so_far(wf: Workflow) -> tuple[SolutionScript, float] | None:
     """The best evaluated solution of the run that is still current, with its score, or None."""
     best = track_best(wf).best

@@ -15,6 +15,13 @@ flight together, and the result does not depend on the order in which they compl
 Past its soft end (``Deadline``) Phase 1 wraps up: once a candidate has a score the drafts still
 running are cut, no merge starts, and s_0 goes through the safety checks as it is; each cut is a
 recorded ``WorkCut``.
+
+Two deadlines: the candidates and the safety checks run under the workflow's (the pipeline sets
+it to the point Phase 1 may be extended to, the finalize-now point: while no candidate has a score
+their evaluations' timeouts and debug rounds reach it, and an extended Phase 1 still checks its
+s_0); the merges, which only start before the soft end, under Phase 1's own window (``deadline_s``
+and ``end_s``), so no merge's timeout reaches past it. Phase 1's guard timer (the pipeline's)
+cuts whatever runs past the window of a Phase 1 that has a score.
 """
 
 from __future__ import annotations
@@ -33,16 +40,22 @@ from events.domain import (
 from events.phase1 import CandidateEvaluated, CandidatesRanked, MergeDecided, ModelsRetrieved, SafetyCheckApplied
 from events.pipeline import WorkCut
 from events.score import Score
+from handlers.deadline import Deadline
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.mlestar.bestsofar import rebase_best
+from handlers.money import budget_stopped
 from handlers.runtime import Workflow
 from handlers.safety import check_and_fix_leakage, check_data_usage
 from handlers.toolkit import ask, code_of, past, score_rule, timeout_for, warn
 
+BUDGET_STOPPED = "stopped by the budget: A_init's call was refused or cut for want of money"
 
-async def run_phase1(wf: Workflow, *, deadline_s: float | None = None) -> Phase1Result:
-    """REQ-P1-018: Algorithm 1 as decisions in scope ``phase1``."""
+
+async def run_phase1(wf: Workflow, *, deadline_s: float | None = None, end_s: float | None = None) -> Phase1Result:
+    """REQ-P1-018: Algorithm 1 as decisions in scope ``phase1``. ``deadline_s``/``end_s``: Phase 1's
+    own soft and hard end (the merges and checks); the candidates run under ``wf``'s deadline."""
     wf = wf.at("phase1")
+    own = wf if deadline_s is None else wf.within(Deadline(deadline_s, end_s))
     wf.record(PhaseStarted(phase="phase1", budget_s=None if deadline_s is None else deadline_s - wf.now))
     rule = score_rule(wf)
     M = wf.config.num_retrieved_models
@@ -57,7 +70,10 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None) -> Phase1
     wf.record(CandidatesRanked(order=ranked, scores=ranked_scores,
                                excluded=[i for i, s in enumerate(scores) if s is None]))
     if not ranked:
-        raise PipelineError(f"Phase 1 failed: all {len(models)} candidates produced execution errors",
+        stopped = sum(1 for ev in evaluated if ev.result.error_traceback == BUDGET_STOPPED)
+        raise PipelineError(f"Phase 1 failed: all {len(models)} candidates produced execution errors" if not stopped
+                            else f"Phase 1 failed: no candidate has a score ({stopped} of {len(models)} stopped by "
+                                 "the budget before they had code)",
                             {"candidate_errors": [ev.result.error_traceback or ev.result.stderr[-500:]
                                                   for ev in evaluated]})
     s0, s0_id = evaluated[ranked[0]].solution, evaluated[ranked[0]].solution_id
@@ -69,7 +85,7 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None) -> Phase1
                               where=f"merge {n + 1} of {len(ranked) - 1}", steps_done=n,
                               kept_solution_id=s0_id, kept_score=h_best))
             break
-        merged = await merge_solutions(wf, s0, s0_id, evaluated[i], i, deadline_s)
+        merged = await merge_solutions(own, s0, s0_id, evaluated[i], i, deadline_s)
         if merged is not None and merged.ok and merged.score is not None and rule.at_least(merged.score, h_best):
             s0, s0_id, h_best = merged.solution, merged.solution_id, merged.score
             wf.record(MergeDecided(candidate_index=i, accepted=True, score=h_best, best=h_best,
@@ -118,7 +134,7 @@ async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_
     nothing usable run past its window, up to the finalize-now point, to get *one* solution,
     not to finish them all while Phase 2 and Phase 3 wait. Before the soft end, or while no
     candidate has a score, every draft runs to its end."""
-    tasks = [wf.spawn(generate_candidate(wf, i, m, deadline_s), f"candidate-{i}") for i, m in enumerate(models)]
+    tasks = [wf.spawn(generate_candidate(wf, i, m), f"candidate-{i}") for i, m in enumerate(models)]
     while not all(t.done for t in tasks):
         if past(wf, deadline_s) and any(t.done and t.result.error is None and t.result.value.ok for t in tasks):
             break
@@ -150,12 +166,16 @@ def unevaluated(model: RetrievedModel, why: str) -> Evaluated:
     return Evaluated(solution=failed, solution_id="", result=empty)
 
 
-async def generate_candidate(wf: Workflow, i: int, model: RetrievedModel, deadline_s: float | None) -> Evaluated:
+async def generate_candidate(wf: Workflow, i: int, model: RetrievedModel) -> Evaluated:
     """Lines 2-5 for one model: A_init, then the evaluation sub-flow. A failed draft is a
     candidate with no score (REQ-P1-021), never an aborted phase."""
     reply = await ask(wf, AgentType.init, {"task_description": wf.start.task.description,
                                             "model_name": model.model_name, "example_code": model.example_code},
                       name=f"candidate-{i}/init")
+    if budget_stopped(reply):
+        wf.record(CandidateEvaluated(index=i, model_name=model.model_name, solution_id=None, score=None,
+                                     error=BUDGET_STOPPED))
+        return unevaluated(model, BUDGET_STOPPED)
     code = code_of(reply)
     if code is None:
         warn(wf, f"candidate {i} ({model.model_name}): A_init gave no code", error=getattr(reply, "error", None))
@@ -163,7 +183,8 @@ async def generate_candidate(wf: Workflow, i: int, model: RetrievedModel, deadli
                                      error="no code from A_init"))
         return unevaluated(model, "A_init gave no code")
     draft = SolutionScript(content=code, phase=SolutionPhase.init, source_model=model.model_name)
-    ev = await evaluate_with_retry(wf, draft, EvalPolicy.scored("candidate", timeout_for(wf, deadline_s)),
+    # The workflow's deadline, not Phase 1's soft end: a candidate may use the extension (module doc).
+    ev = await evaluate_with_retry(wf, draft, EvalPolicy.scored("candidate", timeout_for(wf, None)),
                                    name=f"candidate-{i}", origin="init",
                                    detail={"model_name": model.model_name, "candidate": i})
     if not ev.ok:

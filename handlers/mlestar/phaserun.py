@@ -8,6 +8,15 @@ spending reach ``max_budget_usd``). Whichever finishes first decides:
 * the timer fired    → the phase is cancelled with its children and pending effects (*timed_out*);
 * the budget is spent → the phase is cancelled (*budget_exhausted*).
 
+"The budget is spent" is the search's share of it (``handlers.money.search_budget_usd``), or a
+budget stop (an agent call the engine's ledger refused or cut at its cap for want of money,
+``AgentCallFailed.stop``) with what is left of that share too little for a usual call
+(``handlers.money.search_money_short``): then no new phase starts, and the phase in flight is cut
+once its agent calls and evaluations in flight have settled (``Workflow.money_out``: a call in
+flight holds the money it may still turn into a candidate, and an evaluation costs none). A phase
+that ends in an error once the budget is spent ended for want of money too (its calls were
+stopped): its outcome is *budget_exhausted*, never *failed*.
+
 The ledger keeps each phase's driven start/end time and spend (REQ-OR-037/038).
 """
 
@@ -21,23 +30,11 @@ from events.core import Note, PhaseCompleted, PhaseStarted
 from events.domain import PipelineError
 from events.pipeline import BudgetExhausted, BudgetWarning, DeadlineHit, PhaseBudgetAllocated
 from handlers.deadline import DeadlineReached
+from handlers.money import search_budget_usd, search_money_short
 from handlers.runtime import Task, Workflow
 from handlers.timebudget import Window
 
 BUDGET_WARNING_FRACTION = 0.80
-# Finalization's reserve: the search phases stop before the budget is spent, so the calls that
-# turn the search into a submission fit inside the budget too. The engine's budget ledger
-# (engine/agents/ledger.py) caps the calls of each side by the same rule.
-FINALIZATION_RESERVE_FRACTION = 0.10
-FINALIZATION_RESERVE_CALLS = 6  # finalization's usual calls: subsampling x2, test script, leak check, debug
-
-
-def search_budget_usd(limit_usd: float, spent_usd: float, agent_calls: int) -> float:
-    """What the search phases may spend: the budget less finalization's reserve — 10 % of it, or
-    six calls at the run's mean cost so far if that is more (but never more than half)."""
-    mean = spent_usd / agent_calls if agent_calls else 0.0
-    reserve = min(0.5 * limit_usd, max(FINALIZATION_RESERVE_FRACTION * limit_usd, FINALIZATION_RESERVE_CALLS * mean))
-    return limit_usd - reserve
 
 COMPLETED, FAILED, TIMED_OUT, BUDGET, SKIPPED = "completed", "failed", "timed_out", "budget_exhausted", "skipped"
 
@@ -112,7 +109,13 @@ class Limits:
 
     @property
     def exhausted(self) -> bool:
-        return self.exhausted_task is not None and self.exhausted_task.done
+        """The search may start no new phase: its money is spent, or a call was stopped for want of
+        it and what is left cannot pay a usual call (``evolve`` starts no new step then either)."""
+        return self.exhausted_task is not None and (self.exhausted_task.done or self._stopped_short())
+
+    def _stopped_short(self) -> bool:
+        assert self.limit_usd is not None
+        return self.wf.budget_stops > 0 and search_money_short(self.limit_usd, self.wf.cost_usd, self.wf.agent_calls)
 
     async def _warn_at(self, amount: float) -> None:
         spent = await self.wf.cost_reaches(amount)
@@ -125,10 +128,16 @@ class Limits:
         assert self.limit_usd is not None
         while True:  # the reserve follows the mean cost of a call: look again at every new spend
             spent = self.wf.cost_usd
-            if spent >= search_budget_usd(self.limit_usd, spent, self.wf.agent_calls):
+            stopped = self.wf.money_out and self._stopped_short()
+            if stopped or spent >= search_budget_usd(self.limit_usd, spent, self.wf.agent_calls):
                 break
-            await self.wf.cost_reaches(spent + 1e-9)
+            await self.wf.cost_reaches(spent + 1e-9, or_budget_stop=True)
         self.wf.record(BudgetExhausted(spent_usd=spent, limit_usd=self.limit_usd, phase=self.ledger.current))
+        if stopped:
+            self.wf.record(Note(level="warning", message="budget stop: agent calls were refused or cut for want of "
+                                "money and what is left cannot pay another; the search ends and finalization "
+                                "runs with the best so far", data={"spent_usd": spent, "limit_usd": self.limit_usd,
+                                                                   "budget_stops": self.wf.budget_stops}))
 
 
 @dataclass
@@ -184,9 +193,10 @@ class PhaseRace:
                 self.wf.record(DeadlineHit(phase=self.phase, deadline_s=self.window.end_s, action="ended"))
                 return self._end(Outcome(self.phase, TIMED_OUT, error=str(exc)))
             except PipelineError as exc:
-                return self._end(Outcome(self.phase, FAILED, error=str(exc), diagnostics=dict(exc.diagnostics)))
+                return self._end(Outcome(self.phase, self._failed(), error=self._why(str(exc)),
+                                         diagnostics=dict(exc.diagnostics)))
             except Exception as exc:
-                return self._end(Outcome(self.phase, FAILED, error=f"{type(exc).__name__}: {exc}",
+                return self._end(Outcome(self.phase, self._failed(), error=self._why(f"{type(exc).__name__}: {exc}"),
                                          diagnostics={"kind": "handler_error"}))
             return self._end(Outcome(self.phase, COMPLETED, value=value))
         if how == "deadline":
@@ -195,6 +205,13 @@ class PhaseRace:
             return self._end(Outcome(self.phase, TIMED_OUT, error=f"{self.phase} deadline reached"))
         await self._cut("budget exhausted")
         return self._end(Outcome(self.phase, BUDGET, error="budget exhausted"))
+
+    def _failed(self) -> str:
+        """A phase that ended in an error after its money ran out was stopped by the budget."""
+        return BUDGET if self.limits is not None and self.limits.exhausted else FAILED
+
+    def _why(self, error: str) -> str:
+        return f"budget exhausted: {error}" if self._failed() == BUDGET else error
 
     async def _cut(self, reason: str) -> None:
         """Cancel the phase and wait until it has unwound, so every unit of work in it has

@@ -8,13 +8,15 @@
 
 Phases run strictly one after another (REQ-OR-017). Each runs in its own time window
 (``handlers.timebudget``: 10/65/15/10 of the limit, what a phase leaves unused passes to the
-later ones) as a task raced against a guard timer and the budget (``handlers.mlestar.phaserun``).
+later ones, every window ending by the limit) as a task raced against a guard timer and the
+budget (``handlers.mlestar.phaserun``).
 
 Limits (REQ-OR-024/029/030/034): when a phase's deadline passes it is cancelled and the pipeline
 moves on with the best solution so far; when the finalize-now point is reached or the budget
 is spent, the remaining search phases are skipped and finalization runs with the best so far.
 Finalization is never cut by the budget (it is the spending that turns the search into a
-submission) and always gets at least its reserve of time.
+submission); it runs from the end of the search to the time limit, at least its reserve (sized
+from the run's measured evaluations and agent calls), and is cut there like any phase.
 
 Fallbacks (REQ-OR-040..043): a failed Phase 2 path contributes s_0; a Phase 2 cut by its
 deadline contributes the best intermediate solution; after Phase 3 — completed, failed or cut —
@@ -27,7 +29,11 @@ Phase 1 is the one phase nothing can replace: when its soft window ends and no s
 been evaluated yet it is extended up to the finalize-now point, never beyond — and only until it
 has one: past its soft end Phase 1 cuts the drafts still running at its first scored candidate and
 starts no merge (``handlers.mlestar.phase1.draft_candidates``), so the extension does not eat the time
-Phase 2 and Phase 3 share.
+Phase 2 and Phase 3 share. Its candidates and checks therefore run under the extension's deadline
+(their evaluations' timeouts and debug rounds reach the finalize-now point), its merges under its
+own window. A Phase 1 cut by its deadline hands on its best as it is: its safety checks
+are not run again after the cut (they would eat Phase 2's and Phase 3's time); only a Phase 1
+that *failed* with a usable solution gets them, inside its own window.
 
 Choices where the specs pull apart:
 * REQ-OR-015 vs REQ-P3-018: with L = 1 the orchestrator does not call Phase 3 at all
@@ -63,12 +69,12 @@ from events.pipeline import DeadlineHit, FallbackUsed, FinalizeNow, PhaseSkipped
 from events.score import Ties
 from handlers.deadline import Deadline, DeadlineReached
 from handlers.finalization import run_finalization
-from handlers.mlestar.bestsofar import best_so_far, track_best
+from handlers.mlestar.bestsofar import best_so_far, best_solution_id, track_best
 from handlers.mlestar.finalchoice import best_round, choose_final
 from handlers.mlestar.phase1 import post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
-from handlers.mlestar.phaserun import BUDGET, COMPLETED, Ledger, Limits, Outcome, PhaseRace
+from handlers.mlestar.phaserun import BUDGET, COMPLETED, FAILED, Ledger, Limits, Outcome, PhaseRace
 from handlers.runtime import Workflow
 from handlers.timebudget import FINALIZATION, TimePlan, Window
 from handlers.toolkit import score_rule, warn
@@ -106,7 +112,8 @@ class Pipeline:
         self.wf, self.phases = wf, phases
         track_best(wf)  # the run-wide fallback watches every evaluation from the start
         self.config = wf.config
-        self.plan = TimePlan.from_config(self.config, start_s=wf.start.elapsed_s)
+        # T counts from driven 0; the reserve follows the evaluation of the best so far (timebudget)
+        self.plan = TimePlan.from_config(self.config, measured=wf.measured, finalizing=lambda: best_solution_id(wf))
         self.ledger = Ledger()
         self.limits = Limits(wf, self.ledger)
         self.L = self.config.num_parallel_solutions
@@ -160,7 +167,7 @@ class Pipeline:
         self.stop_reason = reason
         skipped = [p for p in self.todo if p not in self.ledger.records]
         self.wf.record(FinalizeNow(reason=reason, remaining_s=self.plan.remaining_s(self.wf.now),
-                                   threshold_s=self.plan.planned_s, skipped=skipped))
+                                   threshold_s=self.plan.reserve_s, skipped=skipped))
 
     def _skip(self, phase: str, reason: str) -> None:
         self.ledger.skip(phase, reason)
@@ -187,9 +194,11 @@ class Pipeline:
     async def phase1(self) -> Phase1Result:
         wf = self.wf
         window = self._window("phase1")
-        # Phase 1 may be extended up to the finalize-now point (below), so that is its hard end.
-        race = self._race(window, self.phases.phase1(self._bounded(window, self.plan.finalize_at_s),
-                                                     deadline_s=window.soft_end_s))
+        # Phase 1 may be extended up to the finalize-now point (below): its candidates and checks
+        # run under that end, its merges under its window's (``end_s``).
+        until = max(window.end_s, self.plan.finalize_at_s)
+        race = self._race(window, self.phases.phase1(self.wf.within(Deadline.at(until)),
+                                                     deadline_s=window.soft_end_s, end_s=window.end_s))
         how = await race.wait(window.end_s)
         if how == "deadline" and best_so_far(wf) is None and window.end_s < self.plan.finalize_at_s:
             # Nothing usable yet and nothing can replace Phase 1: keep going up to finalize-now.
@@ -203,18 +212,22 @@ class Pipeline:
         if found is None:                                                       # REQ-OR-042 / OR-030.4
             raise PipelineError(f"Phase 1 produced no usable solution ({outcome.status}): {outcome.error}",
                                 self._diagnostics(outcome))
-        solution, score = await self._checked(*found)
-        self._fallback("phase1", outcome, solution, score, "best solution evaluated before Phase 1 stopped, "
-                       "after the safety checks that fit before the finalize-now point")
+        if outcome.status == FAILED:
+            solution, score = await self._checked(*found, end=window.end_s)
+            why = "best solution evaluated before Phase 1 failed, after the safety checks that fit in its window"
+        else:  # cut (time or budget): the checks are not run again outside Phase 1's window
+            solution, score = found
+            why = f"best solution evaluated before Phase 1 stopped ({outcome.status}), handed on as it is"
+        self._fallback("phase1", outcome, solution, score, why)
         return Phase1Result(retrieved_models=[], candidate_solutions=[], candidate_scores=[],
                             initial_solution=solution, initial_score=score)
 
-    async def _checked(self, solution: SolutionScript, score: float) -> tuple[SolutionScript, float]:
-        """REQ-P1-030/031 on the best candidate of a cut Phase 1: the checks run while they fit
-        before the finalize-now point (a timer cancels them there); a check that did not finish
-        leaves the version before it."""
+    async def _checked(self, solution: SolutionScript, score: float, *, end: float) -> tuple[SolutionScript, float]:
+        """REQ-P1-030/031 on the best candidate of a failed Phase 1: the checks run while they fit
+        before ``end``, Phase 1's own window end (a timer cancels them there); a check that did
+        not finish leaves the version before it."""
         wf, checks = self.wf, self.phases.phase1_checks
-        end = self.plan.finalize_at_s
+        end = min(end, self.plan.finalize_at_s)
         if checks is None or Deadline(end, end).over(wf.now):
             return solution, score
         pwf = wf.at("phase1").within(Deadline(end, end))
@@ -230,8 +243,8 @@ class Pipeline:
             except DeadlineReached:
                 pass
         else:
-            wf.cancel(task, "finalize-now point reached during Phase 1's checks")
-        warn(wf, "Phase 1's safety checks did not fit before the finalize-now point", phase="phase1")
+            wf.cancel(task, "Phase 1's window ended during its checks")
+        warn(wf, "Phase 1's safety checks did not fit in its window", phase="phase1")
         return solution, score
 
     # --- Phase 2 ---------------------------------------------------------------------------
@@ -356,6 +369,7 @@ class Pipeline:
         return {
             "phases": {p: records[p].summary() for p in phases if p in records},
             "cost_summary": {**{f"{p}_cost_usd": rec(p, "cost_usd") for p in phases},
+                             "phase2_per_path_cost_usd": [self.wf.cost_in(f"phase2/path-{i}") for i in range(self.L)],
                              "total_cost_usd": self.wf.cost_usd},
             "duration_summary": {**{f"{p}_duration_seconds": rec(p, "duration_s") for p in phases},
                                  "total_duration_seconds": self.wf.now - self.plan.start_s},

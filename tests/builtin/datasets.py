@@ -93,10 +93,28 @@ def noisy_logloss_task(dest: Path, n: int = 600) -> Path:
     return _write(dest, train, test.drop(columns="label"), sample)
 
 
+def dated_counts_task(dest: Path, n: int = 900) -> Path:
+    """A count whose mean is multiplicative (log link) in a weekday effect, a store with many
+    levels (text) and a number; the date is text, and test dates come after every training date."""
+    rng = np.random.default_rng(5)
+    days = pd.Timestamp("2020-01-01") + pd.to_timedelta(np.arange(n) // 3, unit="D")
+    store = rng.choice([f"store_{i:02d}" for i in range(30)], size=n)
+    effect = {f"store_{i:02d}": v for i, v in enumerate(rng.normal(scale=0.6, size=30))}
+    x = rng.normal(size=n)
+    rate = np.exp(0.8 + 0.9 * (days.day_of_week >= 5) + np.array([effect[s] for s in store]) + 0.4 * x)
+    df = pd.DataFrame({"id": np.arange(n), "date": days.strftime("%Y-%m-%d"), "store": store, "x": x,
+                       "sales": rng.poisson(rate)})
+    cut = int(n * 0.8)
+    train, test = df.iloc[:cut], df.iloc[cut:].drop(columns="sales")
+    sample = pd.DataFrame({"id": test["id"], "sales": 0.0})
+    return _write(dest, train, test, sample)
+
+
 TASKS = {
     "binary": (binary_task, TaskType.classification, "roc_auc", MetricDirection.maximize),
     "multiclass": (multiclass_task, TaskType.classification, "accuracy", MetricDirection.maximize),
     "regression": (regression_task, TaskType.regression, "rmse", MetricDirection.minimize),
+    "dated-counts": (dated_counts_task, TaskType.regression, "rmse", MetricDirection.minimize),
     "noisy-logloss": (noisy_logloss_task, TaskType.classification, "logloss", MetricDirection.minimize),
 }
 

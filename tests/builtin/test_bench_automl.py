@@ -25,50 +25,107 @@ def test_relative_difference_is_positive_when_ours_is_better_in_either_direction
     assert str(bench.relative(0.9, 0.9, down)) == "0.0"   # never "-0.00%"
 
 
-def _row(task, seed, ours, phase1, flaml, evolve=None):
-    return {"task": task, "metric": "rmse", "maximize": False, "seed": seed,
-            "mle-star": {"score": ours, "phase1": phase1, "wall_s": 130.0},
-            "evolve": {"score": evolve, "wall_s": 125.0},
-            "flaml": {"score": flaml, "wall_s": 121.0}}
+def _row(task, seed, ours, phase1, flaml, evolve=None, ag=None, task_set="dev"):
+    return {"task": task, "set": task_set, "metric": "rmse", "maximize": False, "seed": seed, "limit": 120,
+            "mle-star": {"score": ours, "phase1": phase1, "wall_s": 114.0},
+            "evolve": {"score": evolve, "wall_s": 120.0},
+            "flaml": {"score": flaml, "wall_s": 121.0},
+            "ag-medium": {"score": ag, "wall_s": 60.0}}
 
 
-def test_table_means_over_seeds_and_counts_final_not_worse_than_phase1():
-    rows = [_row("bikes", 0, 40.0, 41.0, 42.0, 39.0), _row("bikes", 1, 44.0, 43.0, 42.0, 41.0)]
-    text = bench.table(rows, ["mle-star", "evolve"])
-    line = [ln for ln in text.splitlines() if ln.startswith("| bikes")][0]
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    assert cells[:4] == ["bikes", "rmse (min)", "2", "42.0000"]
-    assert cells[4:7] == ["42.0000", "+0.00%", "130"]
-    assert cells[7:10] == ["40.0000", "+4.76%", "125"]
-    assert cells[10:] == ["121", "1/2"]   # seed 1 ended worse than its best Phase 1 candidate
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_table_means_over_seeds_with_the_fraction_of_the_limit_used():
+    rows = [_row("bikes", 0, 40.0, 41.0, 42.0, 39.0, 40.0), _row("bikes", 1, 44.0, 43.0, 42.0, 41.0, 44.0)]
+    text = bench.table(rows, ["mle-star", "evolve"], ["flaml", "ag-medium"])
+    assert _cells(text.splitlines()[0]) == [
+        "task", "metric", "seeds", "FLAML", "AG medium", "mle-star", "evolve", "mle-star vs FLAML",
+        "mle-star vs AG medium", "evolve vs FLAML", "evolve vs AG medium", "final >= best Phase 1"]
+    cells = _cells([ln for ln in text.splitlines() if ln.startswith("| bikes")][0])
+    assert cells[:3] == ["bikes", "rmse (min)", "2"]
+    assert cells[3:7] == ["42.0000 (101%)", "42.0000 (50%)", "42.0000 (95%)", "40.0000 (100%)"]
+    assert cells[7:11] == ["+0.00%", "+0.00%", "+4.76%", "+4.76%"]
+    assert cells[11] == "1/2"   # seed 1 ended worse than its best Phase 1 candidate
 
 
 def test_a_failed_run_is_shown_as_failed_not_averaged_away():
     rows = [_row("bikes", 0, None, 41.0, 42.0), _row("bikes", 1, 44.0, 43.0, 42.0)]
-    line = bench.table(rows, ["mle-star"]).splitlines()[-1]
-    assert "| failed | failed |" in line and line.endswith("| 0/2 |")
+    line = bench.table(rows, ["mle-star"], ["flaml"]).splitlines()[-1]
+    assert "| failed (95%) | failed |" in line and line.endswith("| 0/2 |")
 
 
-def test_flaml_results_are_reused_per_task_and_seed_from_earlier_json(tmp_path):
+def test_the_report_keeps_the_development_and_held_out_sets_apart():
+    rows = [_row("bikes", 0, 40.0, 41.0, 42.0, ag=39.0), _row("goals", 0, 1.70, 1.71, 1.69, ag=1.71, task_set="heldout"),
+            _row("cars", 0, 10.0, 10.0, 10.05, ag=10.2, task_set="heldout")]
+    text = bench.report(rows, ["mle-star"], ["flaml", "ag-medium"])
+    dev, held = text.split("## Held-out set (not tuned on)")
+    assert dev.startswith("## Development set (tuned on)") and "| bikes" in dev and "| goals" not in dev
+    assert "| goals" in held and "| cars" in held and "| bikes" not in held
+    # goals: 0.6 % behind FLAML, 0.6 % ahead of AG; cars: 0.5 % and 2 % ahead of both.
+    assert "mle-star: vs FLAML: ahead on 1/2, within 1 % on 2/2; vs AG medium: ahead on 2/2, within 1 % on 2/2" \
+        "; limit used 95%-95%, valid submissions 2/2" in held
+
+
+def test_peer_results_are_reused_per_peer_task_seed_and_limit_from_earlier_json(tmp_path):
     older, newer = tmp_path / "older.json", tmp_path / "newer.json"
-    older.write_text('[{"task": "bikes", "seed": 0, "flaml": {"score": 30.0, "wall_s": 124.0}},'
-                     ' {"task": "bikes", "seed": 1, "flaml": {"score": null, "wall_s": 3.0}}]')
-    newer.write_text('[{"task": "bikes", "seed": 0, "flaml": {"score": 31.0, "wall_s": 125.0}}]')
-    found = bench.earlier_flaml([older, newer])
-    assert found == {("bikes", 0): {"score": 31.0, "wall_s": 125.0, "from": "newer.json"}}  # a failure is re-run
+    older.write_text('[{"task": "bikes", "seed": 0, "limit": 120, "flaml": {"score": 30.0, "wall_s": 124.0},'
+                     ' "ag-best": {"score": 29.0, "wall_s": 118.0}},'
+                     ' {"task": "bikes", "seed": 1, "limit": 120, "flaml": {"score": null, "wall_s": 3.0}}]')
+    newer.write_text('[{"task": "bikes", "seed": 0, "limit": 120, "flaml": {"score": 31.0, "wall_s": 125.0}}]')
+    found = bench.earlier_results([older, newer], ["flaml"])
+    assert found == {("flaml", "bikes", 0, 120): {"score": 31.0, "wall_s": 125.0, "from": "newer.json"}}
+    assert ("ag-best", "bikes", 0, 120) in bench.earlier_results([older], ["flaml", "ag-best"])
 
 
-def test_flaml_from_a_file_that_is_not_bench_output_is_a_clear_error(tmp_path):
+def test_reuse_of_a_file_that_is_not_bench_output_is_a_clear_error(tmp_path):
     bad = tmp_path / "notes.json"
     bad.write_text("{not json")
     with pytest.raises(SystemExit, match="notes.json: not a JSON file written by this bench"):
-        bench.earlier_flaml([bad])
+        bench.earlier_results([bad], ["flaml"])
     bad.write_text('[{"task": "bikes", "flaml": {"score": 30.0}}]')
-    with pytest.raises(SystemExit, match="notes.json: a row without task, seed and flaml"):
-        bench.earlier_flaml([bad])
+    with pytest.raises(SystemExit, match="notes.json: a row without task, seed and limit"):
+        bench.earlier_results([bad], ["flaml"])
 
 
 def test_an_evolve_only_table_has_no_phase1_column_to_fill():
-    rows = [{"task": "bikes", "metric": "rmse", "maximize": False, "seed": 0,
+    rows = [{"task": "bikes", "set": "dev", "metric": "rmse", "maximize": False, "seed": 0, "limit": 120,
              "evolve": {"score": 30.4, "wall_s": 93.0, "phase1": None}, "flaml": {"score": 30.1, "wall_s": 126.0}}]
-    assert bench.table(rows, ["evolve"]).splitlines()[-1].endswith("| 126 | n/a |")
+    assert bench.table(rows, ["evolve"], ["flaml"]).splitlines()[-1].endswith("| n/a |")
+
+
+def _peers():
+    spec = importlib.util.spec_from_file_location("automl_peers", _PATH.parent / "automl_peers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_peer_predictions_take_the_task_submission_layout():
+    import numpy as np
+    import pandas as pd
+
+    peers = _peers()
+    ids = pd.Series([7, 8])
+    job = {"id_column": "id", "target_columns": ["a", "b", "c"], "kind": "classification",
+           "metric_kind": "probability", "positive_class": None}
+    proba = np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]])
+    out = peers._submission(job, ids, ["c", "a", "b"], proba, None)  # the peer's class order
+    assert out.to_dict("list") == {"id": [7, 8], "a": [0.5, 0.1], "b": [0.3, 0.3], "c": [0.2, 0.6]}
+    binary = {**job, "target_columns": ["damaged"], "positive_class": "1"}
+    out = peers._submission(binary, ids, [1, 0], np.array([[0.9, 0.1], [0.2, 0.8]]), None)
+    assert out["damaged"].tolist() == [0.9, 0.2]
+    labels = {**job, "target_columns": ["state"], "metric_kind": "label"}
+    assert peers._submission(labels, ids, [], None, np.array(["WA", "OR"]))["state"].tolist() == ["WA", "OR"]
+
+
+def test_a_peer_job_without_a_known_peer_is_a_clear_error(tmp_path):
+    import subprocess
+    import sys
+
+    job = tmp_path / "job.json"
+    job.write_text('{"peer": "h2o"}')
+    proc = subprocess.run([sys.executable, str(_PATH.parent / "automl_peers.py"), str(job)],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "peer must be one of flaml, ag-medium, ag-best, not 'h2o'" in proc.stderr

@@ -27,7 +27,7 @@ HOSTILE_REASON = '<img src=x onerror=alert("reason")>'
 def campaign(tmp_path_factory):
     work = tmp_path_factory.mktemp("report")
     db = work / "e.db"
-    for run_id, args in (("graded", ["--agent", SCRIPTED]), ("failed", ["--agent", "builtin", "--time-limit", "1"]),
+    for run_id, args in (("graded", ["--agent", SCRIPTED]), ("failed", ["--agent", SCRIPTED, "--strategy", "tests.toy.strategy:fails_at_once"]),
                          ("abandoned", ["--agent", SCRIPTED])):
         proc = run_engine("start", "--task", "iris", "--preset", "quick", *args, "--run-id", run_id, "--db", db,
                           env=engine_env(), timeout=300, cwd=work)

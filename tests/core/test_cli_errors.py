@@ -85,11 +85,30 @@ def test_missing_task_directory(tmp_path: Path) -> None:
 
 
 def test_a_run_that_ends_as_it_starts_is_reported_not_called_already_finished(tmp_path):
-    """--time-limit 1 leaves Phase 1 no time: the run fails at creation, and `engine start` says
-    so (exit 1, the run's error) instead of "already failed; nothing to resume"."""
-    proc = run_engine("start", "--task", "iris", "--agent", "builtin", "--preset", "quick", "--time-limit", "1",
+    """A strategy that fails before asking for anything: the run fails at creation, and `engine
+    start` says so (exit 1, the run's error) instead of "already failed; nothing to resume"."""
+    proc = run_engine("start", "--task", "iris", "--strategy", "tests.toy.strategy:fails_at_once", "--agent", TOY_AGENT,
                       "--run-id", "short", "--db", tmp_path / "e.db", "--json", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["status"] == "failed" and "Phase 1" in summary["error"]
     assert "nothing to resume" not in proc.stderr
+
+
+def test_a_time_limit_too_short_for_one_candidate_is_refused_with_the_shortest_workable_one(tmp_path):
+    """Issue 27: `--time-limit 1` leaves no time for one candidate and finalization: `engine
+    start` says so before anything runs (exit 2, no run created) and names the shortest limit
+    that works (handlers.timebudget.shortest_workable_limit_s); that limit is accepted."""
+    from events.domain import PipelineConfig
+    from handlers.timebudget import shortest_workable_limit_s
+
+    shortest = shortest_workable_limit_s(PipelineConfig())
+    db = tmp_path / "e.db"
+    proc = run_engine("start", "--task", "iris", "--agent", "builtin", "--preset", "quick", "--time-limit", "1",
+                      "--run-id", "short", "--db", db, cwd=tmp_path)
+    _expect(proc, 2, f"the shortest workable time limit is {shortest} s")
+    assert "Traceback" not in proc.stderr
+    assert "short" not in run_engine("list", "--db", db, cwd=tmp_path).stdout
+    ok = run_engine("start", "--task", "iris", "--strategy", TOY_STRATEGY, "--agent", TOY_AGENT,
+                    "--time-limit", str(shortest), "--run-id", "enough", "--db", db, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr[-2000:]

@@ -151,8 +151,14 @@ def test_same_seed_gives_identical_logs_apart_from_time(tmp_path, tmp_path_facto
 
 
 def test_time_limit_60_ends_within_90s_with_a_valid_submission(tmp_path):
-    """REQ-OR-024/030: a run that would take far longer (the paper preset) stops its search at
-    the time limit and still submits the best solution so far."""
+    """REQ-OR-024/030: with a 60 s limit the paper preset's run ends by the limit (driven time) and
+    within its 30 s of shutdown (wall time) with a valid submission of the best found.
+
+    The verdict does not depend on the machine's speed: whether the search was cut is read from
+    the run's own clock (its log), not assumed (a fast machine finished the paper preset in 60 s
+    once). When it was not cut every phase completed; when it was, the log shows the limit acting.
+    That the limit acts for any limit and any durations is the simulated-clock property
+    (tests/core/test_time_plan_property.py)."""
     import time
 
     db = tmp_path / "e.db"
@@ -161,13 +167,17 @@ def test_time_limit_60_ends_within_90s_with_a_valid_submission(tmp_path):
                                    "--time-limit", "60", "--run-id", "T", "--json", db=db, timeout=300)))
     wall = time.monotonic() - started
     assert summary["status"] == "completed"
-    assert summary["elapsed_seconds"] <= 90, summary
-    assert wall <= 90 + 15, f"took {wall:.0f} s of wall time (process start-up included)"
+    assert summary["elapsed_seconds"] <= 60, summary
+    assert wall <= 60 + 30, f"took {wall:.0f} s of wall time (process start-up included)"
     report = json.loads(ok(engine("grade", "T", "--json", db=db)))
     assert report["valid_submission"] is True
     events = [json.loads(line) for line in ok(engine("log", "T", "--json", db=db)).splitlines() if line.strip()]
-    assert any(e["type"] in ("FinalizeNow", "DeadlineHit", "PhaseSkipped") for e in events), \
-        "the paper preset cannot finish in 60 s: the log must show the time limit acting"
+    result = next(e for e in events if e["type"] == "RunCompleted")["payload"]["result"]
+    windows = [e["payload"] for e in events if e["type"] == "PhaseBudgetAllocated"]
+    assert windows and all(w["deadline_s"] <= 60 for w in windows), windows
+    if set(result["completed_phases"]) != {"phase1", "phase2", "phase3", "finalization"}:
+        assert any(e["type"] in ("FinalizeNow", "DeadlineHit", "PhaseSkipped", "WorkCut") for e in events), \
+            "a phase did not complete, yet the log shows no time limit acting"
 
 
 def test_evolve_merge_child_beats_all_its_sources(tmp_path):

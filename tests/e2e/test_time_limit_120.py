@@ -1,15 +1,16 @@
 """`--time-limit 120` with the paper preset, through the real `engine` CLI (issue 16, Must show).
 
 One run of the bundled ``breast-cancer`` task with the offline builtin agent (real scikit-learn
-scripts; an evaluation takes several seconds, so at this limit Phase 2 is always cut by its
-deadline — the case this test is about). From the event log:
+scripts; an evaluation takes several seconds, so at this limit Phase 2 is usually cut by its
+deadline — the case this test is about; whether it was is read from the log, not assumed). From
+the event log:
 
 * each path hands Phase 3 its *own* best, the best of the scripts that path evaluated
   (REQ-OR-023/026/043), never a run-wide copy;
 * Phase 3 runs at least one ensemble round whenever Phase 2 used its whole window: the
   finalize-now point and a Phase 1 that overran do not starve it (REQ-OR-025/026);
-* the run ends within 1.5 × the limit (REQ-OR-024/034: finalization's reserve may carry it past
-  the limit by at most half of it).
+* the run ends by the limit (driven time; every window, finalization's included, ends by it) and
+  within the limit + 30 s of wall time (REQ-OR-024).
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ def test_REQ_OR_024_026_time_limit_120_phase3_gets_each_paths_own_best_and_runs_
     wall_s = time.monotonic() - started
     assert summary["status"] == "completed" and summary["submission_path"]
 
-    # The run ends within 1.5 x the limit: driven time as recorded, and the process's wall time
-    # (which adds interpreter start-up and the end-of-run bookkeeping).
-    assert summary["elapsed_seconds"] <= 1.5 * LIMIT_S, summary["elapsed_seconds"]
-    assert wall_s <= 1.5 * LIMIT_S + 20, f"the run took {wall_s:.0f} s of wall time"
+    # The run ends by the limit: driven time as recorded, and the process's wall time (which adds
+    # interpreter start-up and the end-of-run bookkeeping) within REQ-OR-024's 30 s more.
+    assert summary["elapsed_seconds"] <= LIMIT_S, summary["elapsed_seconds"]
+    assert wall_s <= LIMIT_S + 30, f"the run took {wall_s:.0f} s of wall time"
 
     events = events_of(db, "P")
     of = lambda kind: [e for e in events if e["type"] == kind]

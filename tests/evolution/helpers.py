@@ -49,8 +49,10 @@ def config(**kw: Any) -> PipelineConfig:
 def run_world(world: World | None = None, *, direction: str = "maximize", order_seed: int | None = None,
               seed: int = 0, seconds_per_result: float = 1.0, **cfg: Any) -> tuple[SimRun, World]:
     world = world or World()
+    # timers_last: the search's guard timer (at its deadline) fires only when nothing else is
+    # pending, as a timer does in a real run; each result still advances the clock.
     run = simulate(main, agent=world, evaluate=evaluate, config=config(**cfg), task=make_task(direction),
-                   seed=seed, order_seed=order_seed, seconds_per_result=seconds_per_result)
+                   seed=seed, order_seed=order_seed, seconds_per_result=seconds_per_result, timers_last=True)
     return run, world
 
 

@@ -147,7 +147,7 @@ def test_the_cost_cap_stops_new_work():
     from tests.support.sim import simulate
 
     run = simulate(main, agent=costly, evaluate=evaluate,
-                   config=config(max_steps=40, phase1_target_nodes=3, steps_per_epoch=3, max_budget_usd=6.0))
+                   config=config(max_steps=40, phase1_target_nodes=3, steps_per_epoch=3, max_budget_usd=6.0), timers_last=True)
     stopped = run.of(EvolutionStopped)[0]
     assert stopped.reason == "cost_limit" and stopped.nodes < 40
     assert run.completed is not None
@@ -179,7 +179,7 @@ def test_a_failed_test_script_keeps_the_best_nodes_own_submission():
 
     world = World()
     run = simulate(main, agent=world, evaluate=with_node_submissions,
-                   config=config(max_steps=6, phase1_target_nodes=3, steps_per_epoch=3), task=make_task())
+                   config=config(max_steps=6, phase1_target_nodes=3, steps_per_epoch=3), task=make_task(), timers_last=True)
     final = run.of(FinalNodeSelected)[0]
     final_step = journal_of(run).get(final.node_id).step
     assert run.of(FinalizationFellBack)

@@ -99,8 +99,9 @@ class Script:
                                    is_executable=not done.result.is_error, purpose=phase))
         return SolutionScript(content=code, phase=SolutionPhase.refined, score=done.result.score), done.result.score
 
-    async def phase1(self, wf: Workflow, *, deadline_s: float | None = None) -> Phase1Result:
-        self.seen["phase1"] = {"deadline_s": deadline_s, "now": wf.now}
+    async def phase1(self, wf: Workflow, *, deadline_s: float | None = None,
+                     end_s: float | None = None) -> Phase1Result:
+        self.seen["phase1"] = {"deadline_s": deadline_s, "end_s": end_s, "now": wf.now}
         wf.at("phase1").record(PhaseStarted(phase="phase1"))
         if self.phase1_error:
             await wf.at("phase1").agent(AgentCallRequested(effect_id=wf.at("phase1").effect_id("retriever"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from events.core import AgentCallRequested, EffectCancelled, PhaseCompleted
+from events.core import AgentCallRequested, EffectCancelled, EvaluationRequested, PhaseCompleted
 from events.domain import FinalResult, PipelineConfig
 from events.phase1 import CandidateEvaluated, SafetyCheckApplied
 from events.pipeline import DeadlineHit, PhaseBudgetAllocated, WorkCut
@@ -80,3 +80,30 @@ def test_REQ_P1_025_before_the_soft_end_every_draft_and_merge_runs():
     assert not [c for c in sim.of(WorkCut) if c.unit == "phase1"]
     assert all(c.score is not None for c in sim.of(CandidateEvaluated))
     assert [r for r in sim.of(AgentCallRequested) if r.agent_type == "merger"]
+
+
+def test_issue27_a_phase1_cut_in_its_checks_hands_on_its_best_without_running_them_again():
+    """Issue 27 ("Short runs cripple Phase 1"): Phase 1 is cut by its deadline (100 s) while its
+    data check runs (A_data, 500 s): its best goes to Phase 2 as it is, at once. The checks
+    are not run again after the cut, eating Phase 2's and Phase 3's time."""
+    from events.pipeline import FallbackUsed
+
+    def durations(req: Any) -> float:   # the A_data call takes 500 s (the data check)
+        return 500.0 if req.effect_id.startswith("phase1/data-check") else 1.0
+
+    sim = simulate_clock(main, agent=sa.answer, evaluate=sa.evaluate, config=config(3), durations=durations)
+    assert [(h.phase, h.action) for h in sim.of(DeadlineHit)][:1] == [("phase1", "cancelled")]
+    assert len([r for r in sim.of(AgentCallRequested) if r.agent_type == "data"]) == 1
+    assert phase_end(sim, "phase2") == next(e for e in sim.of(PhaseBudgetAllocated) if e.phase == "phase1").deadline_s
+    (fallback,) = [f for f in sim.of(FallbackUsed) if f.phase == "phase1"]
+    assert "handed on as it is" in fallback.reason
+    assert FinalResult.model_validate(sim.completed.result).submission_path
+
+
+def test_issue27_phase1_candidates_may_use_the_extension_not_a_30s_floor():
+    """A candidate whose run takes 200 s, past Phase 1's window (100 s) and the old 30 s floor:
+    while no candidate has a score its timeout reaches the finalize-now point, so it scores."""
+    sim = run(1, {"candidate-0": 200.0})
+    (req,) = [r for r in sim.of(EvaluationRequested) if r.effect_id == "phase1/candidate-0/eval"]
+    assert req.timeout_s > 200.0
+    assert [c.score is not None for c in sim.of(CandidateEvaluated)] == [True]

@@ -1,4 +1,4 @@
-"""Properties of the time allocation (REQ-OR-024/025/026/034) for any limit and any progress."""
+"""Properties of the time plan (REQ-OR-024/025/026/034) for any limit, progress and measurement."""
 
 from __future__ import annotations
 
@@ -6,36 +6,87 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events.domain import PhaseTimeBudget, PipelineConfig
-from handlers.timebudget import TimePlan
+from events.domain import EvaluationResult, PhaseTimeBudget, PipelineConfig
+from handlers.timebudget import (
+    FINALIZATION_FLOOR_S,
+    MIN_CANDIDATE_S,
+    Measured,
+    TimePlan,
+    reserve_for,
+    shortest_workable_limit_s,
+)
 
 
-@settings(max_examples=120, deadline=None)
-@given(limit=st.integers(min_value=1, max_value=200_000),
+def measured(eval_s: float = 0.0, agent_s: float = 0.0) -> Measured:
+    m = Measured()
+    m.evaluation(EvaluationResult(score=0.5, stdout="", stderr="", exit_code=0, duration_seconds=eval_s,
+                                  is_error=False))
+    m.agent_call(agent_s)
+    return m
+
+
+@settings(max_examples=150, deadline=None)
+@given(limit=st.integers(min_value=40, max_value=200_000),
        used=st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=3, max_size=3),
+       eval_s=st.floats(min_value=0.0, max_value=5000.0), agent_s=st.floats(min_value=0.0, max_value=600.0),
        L1=st.booleans())
-def test_REQ_OR_025_windows_stay_inside_the_limit_and_finalization_keeps_its_reserve(limit, used, L1):
-    plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=limit))
+def test_REQ_OR_024_025_every_window_ends_by_the_limit_and_each_phase_gets_its_share(limit, used, eval_s,
+                                                                                      agent_s, L1):
+    """Every window, finalization's included, ends by T; each search phase starts with at least
+    its share of what remained before finalization's reserve; finalization gets at least it."""
+    plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=limit), measured=measured(eval_s, agent_s))
     phases = ("phase1", "phase2") if L1 else ("phase1", "phase2", "phase3")
     now = 0.0
     for i, phase in enumerate(phases):
         w = plan.window(phase, now, phases[i:])
-        assert w.start_s == now and w.end_s >= now
-        assert w.end_s <= max(now, plan.finalize_at_s) + 1e-9      # never into the reserve
-        assert w.start_s <= w.soft_end_s <= w.end_s
-        now = w.start_s + used[i] * w.budget_s                      # the phase used part of it
+        shares = sum(plan.shares[p] for p in phases[i:]) + plan.shares["finalization"]
+        assert w.start_s == now and w.start_s <= w.soft_end_s <= w.end_s
+        assert w.end_s <= max(now, plan.finalize_at_s) + 1e-6             # never into the reserve
+        assert w.budget_s >= (plan.finalize_at_s - now) * plan.shares[phase] / shares - 1e-6
+        now = w.start_s + used[i] * w.budget_s                            # the phase used part of it
     fin = plan.finalization_window(now)
-    assert fin.budget_s >= plan.reserve_s - 1e-9
-    assert fin.end_s <= limit * 1.5 + 1e-9                          # REQ-OR-024: within 1.5 × the limit
-    assert fin.end_s == pytest.approx(max(limit, now + plan.reserve_s))
+    assert fin.end_s == limit                                             # REQ-OR-024: ends by T
+    assert fin.budget_s >= plan.reserve_s - 1e-6
 
 
-@given(limit=st.integers(min_value=1, max_value=200_000))
-def test_REQ_OR_034_finalize_now_threshold(limit):
+@given(limit=st.integers(min_value=1, max_value=200_000), need=st.floats(min_value=0.0, max_value=1e6))
+def test_REQ_OR_034_the_reserve_is_measured_floored_and_taken_out_of_the_limit(limit, need):
+    r = reserve_for(limit, 10.0, need)
+    assert r == pytest.approx(min(limit / 2, max(0.1 * limit, FINALIZATION_FLOOR_S, need)))
+    assert r <= limit / 2          # the search keeps at least half
     plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=limit))
-    assert plan.reserve_s == pytest.approx(max(0.1 * limit, min(300.0, limit / 2)))
-    if limit >= 3000:  # the 5-minute floor is at most 10 %: exactly REQ-OR-034's max(10 %, 5 min)
-        assert plan.reserve_s == pytest.approx(max(0.1 * limit, 300.0))
+    assert plan.finalize_at_s == pytest.approx(limit - plan.reserve_s)
+
+
+def test_REQ_OR_034_the_reserve_grows_with_what_the_run_measured():
+    m = Measured()
+    plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=1200), measured=m)
+    assert plan.reserve_s == 120                                  # its share, nothing measured yet
+    m.agent_call(10.0)
+    m.evaluation(EvaluationResult(score=0.9, stdout="", stderr="", exit_code=0, duration_seconds=60.0,
+                                  is_error=False))
+    assert plan.reserve_s == 2 * 60 + 4 * 10                      # two runs and four calls: 160 s
+    # a failed evaluation (a timeout, a crash) says nothing about the script to be finalized
+    m.evaluation(EvaluationResult(score=None, stdout="", stderr="", exit_code=124, duration_seconds=500.0,
+                                  is_error=True))
+    assert plan.reserve_s == 160 and plan.finalize_at_s == 1040
+
+
+def test_REQ_OR_034_the_reserve_follows_the_evaluation_of_the_solution_to_be_finalized():
+    """The best so far ran in 10 s, another candidate in 200 s: finalization needs two runs of
+    the best (and four calls), not of the slowest; with no best known, the slowest counts."""
+    m = Measured()
+    best: list[str | None] = [None]
+    plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=3000), measured=m, finalizing=lambda: best[0])
+    for sid, took in (("fast", 10.0), ("slow", 200.0)):
+        m.evaluation(EvaluationResult(score=0.5, stdout="", stderr="", exit_code=0, duration_seconds=took,
+                                      is_error=False), sid)
+    m.agent_call(5.0)
+    assert plan.reserve_s == 2 * 200 + 4 * 5            # nothing chosen yet: the slowest run
+    best[0] = "fast"
+    assert plan.reserve_s == 300                        # 2 × 10 + 4 × 5 = 40 < its 10 % share
+    best[0] = "never-evaluated"
+    assert plan.reserve_s == 2 * 200 + 4 * 5
 
 
 def test_REQ_OR_025_shares_are_configurable():
@@ -50,14 +101,24 @@ def test_REQ_OR_025_shares_are_configurable():
 
 
 def test_REQ_OR_024_sixty_second_limit():
-    """The search plans to 90 % of the limit; the 5-minute floor (capped at half the limit) is
-    not held back from it but guaranteed to finalization afterwards: the run ends within 90 s."""
+    """At 60 s finalization's floor (20 s) is more than its share (6 s): it is taken out of the
+    limit, the search shares the 40 s before it, and finalization ends at 60 s."""
     plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=60))
-    assert plan.reserve_s == 30 and plan.finalize_at_s == 54
-    assert plan.window("phase1", 0, ("phase1", "phase2", "phase3")).budget_s == pytest.approx(6)
-    # even a search that ran up to the finalize-now point leaves finalization 30 s
-    assert plan.finalization_window(54).budget_s == 30
-    assert plan.finalization_window(54).end_s == 84
+    assert plan.reserve_s == 20 and plan.finalize_at_s == 40
+    assert plan.window("phase1", 0, ("phase1", "phase2", "phase3")).budget_s == pytest.approx(40 / 9)
+    assert plan.finalization_window(40).budget_s == 20
+    assert plan.finalization_window(40).end_s == 60
+
+
+def test_the_shortest_workable_limit_fits_one_candidate_and_finalization():
+    config = PipelineConfig()
+    shortest = shortest_workable_limit_s(config)
+    assert shortest == 40
+    assert shortest - reserve_for(shortest, 10.0) >= MIN_CANDIDATE_S
+    assert (shortest - 1) - reserve_for(shortest - 1, 10.0) < MIN_CANDIDATE_S
+    heavy = PipelineConfig(phase_time_budget=PhaseTimeBudget(phase1_pct=5, phase2_pct=20, phase3_pct=5,
+                                                             finalization_pct=70))
+    assert shortest_workable_limit_s(heavy) == 40     # the reserve is capped at half the limit
 
 
 @settings(max_examples=80, deadline=None)

@@ -345,6 +345,75 @@ def evolve_edges() -> tuple[RunStarted, World]:
                     params={"reference_discussions": ["a public notebook: gradient boosting on every column"]}), world
 
 
+def _cut_at_cap(request: AgentCallRequested, cost_usd: float) -> AgentCallFailed:
+    """What the agent executor returns for a call the CLI stopped at its cap (engine.agents.ledger)."""
+    return AgentCallFailed(effect_id=request.effect_id, cost_usd=cost_usd, stop="budget", error=(
+        f"budget stop: this call was cut at its cap of ${cost_usd:.4f} (its share of the run's budget): "
+        "budget exhausted (max_budget_usd reached)"))
+
+
+class _Ledger:
+    """The engine's ledger as far as a scripted world needs it: once the search's share of the
+    budget is spent, a search call is refused (a budget stop of no cost); finalization's are not."""
+
+    def __init__(self, limit_usd: float, answer: AgentAnswer) -> None:
+        self.limit_usd, self.answer = limit_usd, answer
+        self.spent_usd, self.calls = 0.0, 0
+
+    def __call__(self, request: AgentCallRequested) -> AgentCallCompleted | AgentCallFailed | str:
+        from handlers.money import search_budget_usd
+
+        if (not request.effect_id.startswith("final/")
+                and self.spent_usd >= search_budget_usd(self.limit_usd, self.spent_usd, self.calls)):
+            return AgentCallFailed(effect_id=request.effect_id, cost_usd=0.0, stop="budget",
+                                   error=f"budget stop: run budget exhausted: ${self.spent_usd:.4f} spent of "
+                                         f"max_budget_usd ${self.limit_usd:g}")
+        answer = self.answer(request)
+        self.spent_usd += 0.0 if isinstance(answer, str) else answer.cost_usd or 0.0
+        self.calls += 1
+        return answer
+
+
+def mle_star_budget_stop() -> tuple[RunStarted, World]:
+    from tests.pipeline import scripted_agent as sa
+    from tests.support.sim import make_task
+
+    def agent(r: AgentCallRequested) -> AgentCallCompleted | AgentCallFailed | str:
+        if r.effect_id == "phase1/candidate-1/init":   # the second draft, beside the first, is cut
+            return _cut_at_cap(r, 0.04)
+        answer = sa.answer(r, cost_usd=0.03)
+        if r.agent_type != "init":
+            return answer
+        # The cost the API relay metered for the call (engine.agents.claude.metered): its tools'
+        # own requests included, so more than the CLI reported.
+        return answer.model_copy(update={"cost_usd": 0.035, "usage": {
+            **answer.usage, "cost_source": "relay", "relay": {"requests": 3, "cli_cost_usd": 0.03}}})
+
+    world = World(agent=_Ledger(0.3, agent), evaluate=sa.evaluate, cancelled_usd=lambda r: 0.004,
+                  preflight_usd=0.002, stop_after=2)
+    return _started("mle-star", _small_mle_star(max_budget_usd=0.3), make_task()), world
+
+
+def evolve_budget_stop() -> tuple[RunStarted, World]:
+    from tests.evolution.scripted import World as EvolutionWorld
+    from tests.evolution.scripted import evaluate
+    from tests.support.sim import make_task
+
+    scripted = EvolutionWorld()
+
+    def agent(r: AgentCallRequested) -> AgentCallCompleted | AgentCallFailed | str:
+        if r.effect_id == "evolve/step-3/draft":    # the money runs short at the fourth draft
+            return _cut_at_cap(r, 0.05)
+        answer = scripted(r)
+        if isinstance(answer, str):
+            return AgentCallCompleted(effect_id=r.effect_id, text=answer, cost_usd=0.02)
+        return answer
+
+    config = PipelineConfig(max_steps=12, phase1_target_nodes=6, steps_per_epoch=3, workers=2, max_budget_usd=0.3)
+    world = World(agent=_Ledger(0.3, agent), evaluate=evaluate, preflight_usd=0.001, cancelled_usd=lambda r: 0.002)
+    return _started("evolve", config, make_task(), seed=3), world
+
+
 PATH_BUG_STRATEGY = "tests.replays.build:mle_star_with_a_path_bug"  # a module:function strategy
 
 BUILT: tuple[BuiltFixture, ...] = (
@@ -361,6 +430,13 @@ BUILT: tuple[BuiltFixture, ...] = (
                  "mle-star", mle_star_phase1_fails),
     BuiltFixture("mle-star-sim-path-bug", "MLE-STAR with a bug in one Phase 2 path: the path fails alone",
                  PATH_BUG_STRATEGY, mle_star_path_bug),
+    BuiltFixture("mle-star-sim-budget-stop", "MLE-STAR with a small budget: a draft cut at its cap is a budget "
+                 "stop (AgentCallFailed v3), no new phase starts, finalization runs with the best so far; the "
+                 "start-up check's and a stopped driver's spend; a draft's cost as the API relay metered it",
+                 "mle-star", mle_star_budget_stop),
+    BuiltFixture("evolve-sim-budget-stop", "evolution with a small budget: a draft cut at its cap stops the "
+                 "search at the cost limit (no node for it, no dead node), finalization runs", "evolve",
+                 evolve_budget_stop),
     BuiltFixture("evolve-sim-edges", "evolution: a debugged draft, degenerate merges, the contamination check, "
                  "finalization falling back, a stop resumed", "evolve", evolve_edges),
 )

@@ -123,8 +123,13 @@ def test_the_run_shows_the_money_the_handlers_decided_on(name: str) -> None:
     for env in read(name):
         state.apply(env)
         if env.type == "RunCompleted":
-            assert env.payload["result"]["cost_summary"]["total_cost_usd"] == state.budget_cost_usd
+            summary = env.payload["result"]["cost_summary"]
+            assert summary["total_cost_usd"] == state.budget_cost_usd
             assert state.cost_breakdown()["total_cost_usd"] == round(state.accumulated_cost_usd, 6)
+            if "phase2_per_path_cost_usd" in summary:   # runs recorded since the run's result holds it
+                shown = state.cost_breakdown()["phase2_per_path_cost_usd"]
+                assert [round(c, 6) for c in summary["phase2_per_path_cost_usd"]] == [
+                    shown.get(f"path-{i}", 0.0) for i in range(len(summary["phase2_per_path_cost_usd"]))]
     # One ledger: only spend an old engine recorded outside its handlers' count is shown apart.
     assert (state.budget_cost_usd == state.accumulated_cost_usd) == (name not in OLD_SPEND_LOGS)
 
@@ -145,6 +150,32 @@ def test_spend_without_a_result_counts_in_both_views() -> None:
     assert checked == 2 and state.unknown_cost_calls == reasons["crashed"]
     without = sum(e.payload["cost_usd"] or 0.0 for e in envelopes if e.type in ("AgentCallCompleted", "AgentCallFailed"))
     assert state.accumulated_cost_usd > without
+
+
+BUDGET_STOP_LOGS = ("mle-star-sim-budget-stop", "evolve-sim-budget-stop")
+
+
+@pytest.mark.parametrize("name", BUDGET_STOP_LOGS)
+def test_a_budget_stop_is_one_count_and_stops_the_search(name: str) -> None:
+    """A call stopped for want of money (``AgentCallFailed`` v3 ``stop="budget"``), beside spend
+    recorded without a result: both views count its money, the handlers count the stop, and the
+    search ends on it, MLE-STAR starting no new phase, evolve no new step, with no dead node."""
+    envelopes = read(name)
+    stops = [e for e in envelopes if e.type == "AgentCallFailed" and e.payload.get("stop") == "budget"]
+    assert stops and any(e.type == SPEND_RECORDED for e in envelopes)
+    rt, state, _ = fold_both(envelopes)
+    assert rt.money.budget_stops == len(stops) and state.status == "completed"
+    if name.startswith("mle-star"):
+        assert [e.payload["reason"] for e in envelopes if e.type == "FinalizeNow"] == ["budget"]
+        metered = [e for e in envelopes if e.type == "AgentCallCompleted" and e.payload["usage"].get("cost_source") == "relay"]
+        assert metered   # results whose cost is the relay's meter count like any other
+    else:
+        (stopped,) = [e for e in envelopes if e.type == "EvoEvolutionStopped"]
+        assert stopped.payload["reason"] == "cost_limit"
+        nodes = [e for e in envelopes if e.type == "EvoNodeAppended"]
+        assert not [n for n in nodes if n.payload["dead"]]
+        assert "node-" + stops[0].payload["effect_id"].split("step-")[1].split("/")[0] not in {
+            n.payload["node_id"] for n in nodes}   # the stopped draft made no node
 
 
 @pytest.mark.parametrize("name", sorted(LOGS))

@@ -13,7 +13,8 @@ What the "model" says comes from a per-test responder: ``responder(exchange) -> 
 :class:`Text`, :class:`Tools`, :class:`Fail`, :class:`Drop`, :class:`Hang`. Every request is
 recorded (path, the names of its headers, its body) so tests can assert on what the CLI sent.
 Usage is counted from the request and reply sizes (about four characters a token), so the CLI
-prices calls as it would for real tokens of a known model.
+prices calls as it would for real tokens of a known model. Every answer given is logged with
+its model and usage (``served``): what the stand-in would bill.
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "
 
 @dataclass(frozen=True)
 class Text:
-    """An end-of-turn answer."""
+    """An end-of-turn answer. ``output_tokens``: report that many written tokens (as a model that
+    wrote at length would), at most the request's ``max_tokens`` as the real API does."""
 
     text: str
+    output_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,7 @@ class MessagesAPIStandIn:
         self.expected_key = expected_key
         self.exchanges: list[Exchange] = []
         self.other_requests: list[str] = []
+        self.served: list[dict[str, Any]] = []  # {"model", "usage"} of every message answered
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -280,8 +284,12 @@ class MessagesAPIStandIn:
                     blocks.append({"type": "text", "text": "partial answer that never"})
                     stop = "end_turn"
                 output_tokens = tokens(json.dumps(blocks))
+                if isinstance(reply, Text) and reply.output_tokens is not None:
+                    output_tokens = min(reply.output_tokens, int(exchange.body.get("max_tokens") or reply.output_tokens))
                 usage_in = {"input_tokens": input_tokens, "output_tokens": 1, "cache_creation_input_tokens": 0,
                             "cache_read_input_tokens": 0}
+                with api._lock:
+                    api.served.append({"model": exchange.model, "usage": {**usage_in, "output_tokens": output_tokens}})
                 if not exchange.body.get("stream"):
                     self._send_json(200, {"id": message_id, "type": "message", "role": "assistant",
                                           "model": exchange.model, "content": blocks, "stop_reason": stop,

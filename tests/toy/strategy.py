@@ -57,3 +57,10 @@ class EchoBackend:
         await anyio.sleep(delay)
         return AgentCallCompleted(effect_id=request.effect_id, text=f"echo:{request.prompt[::-1]}",
                                   cost_usd=0.001, duration_s=delay)
+
+
+async def fails_at_once(wf: Workflow) -> None:
+    """A strategy whose run ends as it starts: it fails before asking for anything."""
+    from events.domain import PipelineError
+
+    raise PipelineError("Phase 1 failed at once (a toy strategy that always fails)", {})

@@ -20,9 +20,10 @@ from engine.agents.builtin.render_train import COMBINE_METHODS
 from engine.agents.builtin.spec import clone
 from events.score import Score
 
+TARGET_TRANSFORMS = ("none", "standardize", "log1p", "poisson")
 CHANGES_RE = re.compile(r"\[builtin-changes: (\{.*?\})\]", re.S)
 _PREP_SPACE: dict[str, list[str | bool]] = {
-    "scale": ["none", "standard", "robust", "quantile"], "encode": ["ordinal", "onehot"],
+    "scale": ["none", "standard", "robust", "quantile"], "encode": ["ordinal", "onehot", "native"],
     "num_impute": ["median", "mean"], "indicators": [False, True],
 }
 _WHY = {
@@ -34,8 +35,9 @@ _WHY = {
     "subsample": "row subsampling adds stochastic regularisation", "scale": "scale-sensitive learners need comparable features",
     "encode": "how categories reach the model", "indicators": "missingness itself can be predictive",
     "class_weight": "re-weighting classes changes what the loss emphasises",
-    "target_transform": "the squared loss behaves better on a well-scaled target",
-    "combine": "how member predictions are merged", "hidden_layer_sizes": "network width sets capacity",
+    "target_transform": "the loss should suit the target's scale and shape (counts, long tails)",
+    "combine": "how member predictions are merged",
+    "early_stop": "a booster sized on held-out rows neither stops short nor over-fits", "hidden_layer_sizes": "network width sets capacity",
 }
 
 
@@ -89,9 +91,10 @@ def dimensions(locus: str, gene: dict[str, Any], kind: str) -> list[Dim]:
         if kind == "classification":
             dims.append(_dim("class_weight", [None, "balanced"], gene.get("class_weight"), False))
         else:
-            dims.append(_dim("target_transform", ["none", "standardize", "log1p"], gene.get("target_transform", "none"), False))
+            dims.append(_dim("target_transform", list(TARGET_TRANSFORMS), gene.get("target_transform", "none"), False))
     elif locus == "TRAINING_TRICKS":
         dims.append(_dim("combine", list(COMBINE_METHODS), gene.get("combine", "mean"), False))
+        dims.append(_dim("early_stop", [False, True], bool(gene.get("early_stop")), False))
         if gene.get("combine") == "weighted":
             dims.append(_dim("rounds", [10, 25, 50], gene.get("rounds", 25)))
         if gene.get("combine") == "stacking":

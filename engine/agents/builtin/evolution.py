@@ -118,7 +118,9 @@ def draft(call: Call) -> Reply:
             candidate = with_families(spec, [FAMILIES[k] for k in pair])
             candidate["train"]["combine"] = rng.choice(["mean", "weighted"])
             if rng.random() < 0.5:
-                candidate["data"]["features"] = [rng.choice(FEATURE_OPTIONS)]
+                extra = rng.choice(FEATURE_OPTIONS)
+                candidate["data"]["features"] = [f for f in FEATURE_OPTIONS
+                                                  if f == extra or f in candidate["data"]["features"]]
             if approach_tag(candidate).lower() not in used_tags:
                 spec = candidate
                 break

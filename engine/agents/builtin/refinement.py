@@ -9,8 +9,9 @@ from typing import Any
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, block_reply, code_reply, require_spec
 from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.coordinate_search import Dim, apply_changes, dimensions, parse_changes, plan_text, propose
-from engine.agents.builtin.render import render_ablation, render_section
+from engine.agents.builtin.render import DEFAULT_FEATURES, render_ablation, render_section
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
+from engine.agents.builtin.render_model import NATIVE_CATEGORY_FAMILIES
 from engine.agents.builtin.spec import GENE_KEY, MARKER_RE, clone, parse_gene_block, section_block
 from events.score import Ties
 
@@ -32,13 +33,19 @@ def _variant(spec: dict[str, Any], component: str) -> tuple[str, dict[str, Any]]
     out = clone(spec)
     data, members = out["data"], out["model"]["members"]
     if component == "feature_engineering":
-        data["features"] = [] if data["features"] else ["missing_count", "row_stats"]
-        return ("engineered features removed" if spec["data"]["features"] else "row statistics and missing counts added"), out
+        kept = [f for f in data["features"] if f in DEFAULT_FEATURES]
+        if len(kept) < len(data["features"]):
+            data["features"] = kept
+            return "engineered features removed", out
+        data["features"] = [f for f in FEATURE_OPTIONS if f in kept or f in ("missing_count", "row_stats")]
+        return "row statistics and missing counts added", out
     if component == "scaling":
         data["prep"]["scale"] = "standard" if data["prep"]["scale"] == "none" else "none"
         return f"numeric scaling {spec['data']['prep']['scale']} -> {data['prep']['scale']}", out
     if component == "categorical_encoding":
-        data["prep"]["encode"] = "onehot" if data["prep"]["encode"] == "ordinal" else "ordinal"
+        # A LightGBM member can take the categories natively; other models get one-hot columns.
+        native = any(m["family"] in NATIVE_CATEGORY_FAMILIES for m in members)
+        data["prep"]["encode"] = ("native" if native else "onehot") if data["prep"]["encode"] == "ordinal" else "ordinal"
         return f"categorical encoding {spec['data']['prep']['encode']} -> {data['prep']['encode']}", out
     if component == "missing_indicators":
         data["prep"]["indicators"] = not data["prep"].get("indicators")
@@ -63,8 +70,11 @@ def _variant(spec: dict[str, Any], component: str) -> tuple[str, dict[str, Any]]
         if spec["kind"] == "classification":
             out["loss"]["class_weight"] = None if spec["loss"].get("class_weight") else "balanced"
             return f"class_weight {spec['loss'].get('class_weight')} -> {out['loss']['class_weight']}", out
-        # log1p rather than standardising: rescaling the target changes nothing for trees.
-        out["loss"]["target_transform"] = "none" if spec["loss"].get("target_transform") != "none" else "log1p"
+        # Not standardising: rescaling the target changes nothing for trees. A log-link Poisson
+        # loss still fits the mean, which a squared-error metric scores; log1p fits the
+        # geometric mean, which is what a log-error metric scores.
+        shaped = "log1p" if spec["metric"] == "rmsle" else "poisson"
+        out["loss"]["target_transform"] = "none" if spec["loss"].get("target_transform") != "none" else shaped
         return f"target transform {spec['loss'].get('target_transform')} -> {out['loss']['target_transform']}", out
     if component == "ensemble_members" and len(members) > 1:
         out["model"]["members"] = members[:1]

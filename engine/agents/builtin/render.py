@@ -10,6 +10,9 @@ from engine.agents.builtin.render_model import render_loss, render_model, render
 from engine.agents.builtin.render_train import render_train
 from engine.agents.builtin.spec import LOCI, clone, join_sections
 
+# Date-like text columns become calendar numbers unless the search finds that worse: without
+# it an unseen test date is an unknown category; on a table without dates it adds nothing.
+DEFAULT_FEATURES = ("dates",)
 _SECTION_RENDERERS = {
     "DATA": render_data,
     "MODEL": render_model,
@@ -34,14 +37,15 @@ def new_spec(kind: str, metric: str, seed: int, subsample: int | None, family: F
         "metric": metric,
         "seed": int(seed),
         "title": f"{family.title} baseline",
-        "data": {"features": [], "prep": dict(family.prep), "val_size": 0.2,
+        "data": {"features": list(DEFAULT_FEATURES), "prep": dict(family.prep), "val_size": 0.2,
                  "subsample": subsample, "extra_train": [], "extra_join": []},
         "model": {"members": [member_for(family, kind)]},
         "loss": loss,
         "reg": {family.key: dict(family.reg_params[kind])},
         # The score comes from folds the models did not train on; the submitted models then
         # learn from every training row.
-        "train": {"combine": "mean", "final_fit": "full"},
+        # LightGBM members are sized by early stopping on an inner split (render_train).
+        "train": {"combine": "mean", "early_stop": True, "final_fit": "full"},
     }
 
 

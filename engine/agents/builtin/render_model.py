@@ -15,6 +15,12 @@ from engine.agents.builtin.spec import dumps, py_repr
 
 STUB_TEXT = "# not applicable"   # under the 20-character stub threshold on purpose
 CLASS_WEIGHT_FAMILIES = sorted(k for k, f in FAMILIES.items() if f.class_weight)
+# The families whose estimator takes a Poisson loss, and the keyword that asks for it; other
+# members of a solution whose LOSS gene says "poisson" keep the squared loss.
+# The families told which columns are categories when the DATA gene encodes them "native", and
+# sized by early stopping when the TRAINING_TRICKS gene asks for it.
+NATIVE_CATEGORY_FAMILIES = ("lightgbm",)
+POISSON_OBJECTIVE = {"hist_gradient_boosting": {"loss": "poisson"}, "lightgbm": {"objective": "poisson"}}
 
 
 def _member_code(member: dict[str, Any], kind: str) -> list[str]:
@@ -24,11 +30,16 @@ def _member_code(member: dict[str, Any], kind: str) -> list[str]:
     args += [f"{k}={v}" for k, v in family.fixed[kind].items()]
     args += [f'**loss_kwargs("{family.key}")', f'**reg_kwargs("{member["name"]}", "{family.key}")']
     prep = "**PREP" if not member.get("prep") else f"**{py_repr(member['prep'])}"
+    if family.key in NATIVE_CATEGORY_FAMILIES:
+        args.append(f"**category_kwargs({prep[2:]})")
+    # sized() (TRAINING_TRICKS) may wrap a LightGBM member to pick its number of rounds.
+    model = f"sized({cls}(" if family.key in NATIVE_CATEGORY_FAMILIES else f"{cls}("
+    close = "))" if family.key in NATIVE_CATEGORY_FAMILIES else ")"
     return [
         f'    members.append(("{member["name"]}", Pipeline([',
         f"        (\"prep\", make_preprocessor({prep})),",
-        f"        (\"model\", wrap_target({cls}(",
-        f"            {', '.join(args)}))),",
+        f"        (\"model\", wrap_target({model}",
+        f"            {', '.join(args)}{close})),",
         "    ])))",
     ]
 
@@ -68,9 +79,14 @@ def render_loss(spec: dict[str, Any]) -> str:
     else:
         lines += [
             f"TARGET_TRANSFORM = {loss.get('target_transform', 'none')!r}",
+            f"POISSON_FAMILIES = {POISSON_OBJECTIVE!r}",
             "",
             "",
             "def loss_kwargs(family):",
+            '    """A Poisson objective (log link) where asked for and the target is a non-negative',
+            '    amount: the boosters then fit the mean of a count or a skewed amount, not its square."""',
+            '    if TARGET_TRANSFORM == "poisson" and family in POISSON_FAMILIES and np.min(y) >= 0 and np.max(y) > 0:',
+            "        return dict(POISSON_FAMILIES[family])",
             "    return {}",
             "",
             "",

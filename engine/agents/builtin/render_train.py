@@ -157,6 +157,64 @@ _SUBMISSION = [
 ]
 
 
+# LightGBM members sized on an inner split (train gene ``early_stop``): the rounds a table needs
+# differ by orders of magnitude (a Poisson loss or a low learning rate needs many more), so a
+# fixed count under- or over-fits most tables. The MODEL gene's n_estimators becomes the expected
+# size, and boosting may go on to ROUNDS_HEADROOM times that while the held-out tenth improves.
+_EARLY_STOP = [
+    "from sklearn.base import BaseEstimator",
+    "",
+    "",
+    "ROUNDS_HEADROOM = 4",
+    "MIN_STOPPING_ROWS = 100  # a stopping point read off fewer held-out rows is noise",
+    "",
+    "",
+    "class EarlyStopped(BaseEstimator):",
+    '    """Boost on nine tenths of the rows until PATIENCE rounds bring no gain on the last tenth',
+    '    (at most ROUNDS_HEADROOM times the n_estimators given), then refit on all rows with the',
+    '    best number of rounds. With fewer than MIN_STOPPING_ROWS in that tenth, the given size stays."""',
+    "",
+    "    def __init__(self, estimator, patience=50):",
+    "        self.estimator = estimator",
+    "        self.patience = patience",
+    "",
+    "    def fit(self, X, y):",
+    "        from lightgbm import early_stopping",
+    "",
+    "        if len(X) < 10 * MIN_STOPPING_ROWS:",
+    "            self.n_rounds_ = int(self.estimator.n_estimators)",
+    "            self.estimator_ = clone(self.estimator).fit(X, y)",
+    '            if hasattr(self.estimator_, "classes_"):',
+    "                self.classes_ = self.estimator_.classes_",
+    "            return self",
+    '        classify = hasattr(self.estimator, "predict_proba")',
+    "        strata = y if classify and np.bincount(y).min() >= 2 else None",
+    "        X_a, X_b, y_a, y_b = train_test_split(X, y, test_size=0.1, random_state=SEED, stratify=strata)",
+    "        cap = ROUNDS_HEADROOM * int(self.estimator.n_estimators)",
+    "        probe = clone(self.estimator).set_params(n_estimators=cap).fit(X_a, y_a, eval_set=[(X_b, y_b)],",
+    "                                                                          callbacks=[early_stopping(self.patience, verbose=False)])",
+    "        self.n_rounds_ = max(1, int(probe.best_iteration_ or cap))",
+    "        self.estimator_ = clone(self.estimator).set_params(n_estimators=self.n_rounds_).fit(X, y)",
+    "        if classify:",
+    "            self.classes_ = self.estimator_.classes_",
+    "        return self",
+    "",
+    "    def predict(self, X):",
+    "        return self.estimator_.predict(X)",
+    "",
+    "    def predict_proba(self, X):",
+    "        return self.estimator_.predict_proba(X)",
+    "",
+    "",
+    "def sized(estimator):",
+    "    return EarlyStopped(estimator)",
+]
+_NOT_SIZED = [
+    "def sized(estimator):",
+    "    return estimator",
+]
+
+
 def _score_rows_code(score_rows: Any) -> list[str]:
     """The test script (all training rows) scores and learns its blend on a seeded sample of the
     search's size: the score is only reported and the blend weights need out-of-fold
@@ -194,6 +252,9 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         "",
         "",
         *_BLEND_CODE[combine],
+        "",
+        "",
+        *(_EARLY_STOP if train.get("early_stop") else _NOT_SIZED),
         "",
         "",
         "members = make_members()",

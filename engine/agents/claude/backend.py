@@ -13,8 +13,9 @@ session per effect keeps calls independent, so resume can re-run any one of them
   where ``input/`` holds the task's public data; the 14 agent definitions (REQ-OR-006); the two
   MCP tools of REQ-OR-010; JSON-schema output when the request has a schema; the call's share of
   the run budget as ``max_budget_usd`` (``budget.py``); no user/project settings;
-* hooks (``hooks.py``): PreToolUse safety that fails closed, PostToolUse progress and the phase
-  deadline (REQ-OR-034), PostToolUseFailure logging;
+* hooks (``hooks.py``): PreToolUse safety that fails closed, PostToolUse progress and the call's
+  deadline (REQ-OR-034: near it the agent is asked to stop; at it the call is cut,
+  ``call_deadline.py``), PostToolUseFailure logging;
 * result: text, the longest fenced code block, validated structured output, cost and usage from
   the ``ResultMessage``. Transient failures are retried with backoff inside a bounded window
   (the CLI's own retries included); every string that leaves the backend is redacted.
@@ -34,9 +35,12 @@ import structlog
 
 from engine.agents.base import AgentContext, AgentResult
 from engine.agents.bash_policy import DEFAULT_BLOCKED_PATTERNS, BashPolicy
+from engine.agents.call_deadline import CallClock, cut_message
+from engine.agents.call_deadline import wrap_up_s as default_wrap_up_s
 from engine.agents.claude.hooks import CallHooks
 from engine.agents.claude.launch import AgentLauncher, protected_paths, resolve_agent_sandbox
 from engine.agents.claude.mcp_tools import TOOL_NAMES, build_server
+from engine.agents.claude.metered import metered_failure, metered_result, metered_try, try_tag
 from engine.agents.claude.setup import bundled_cli, check_permission_mode, is_root
 from engine.agents.errors import BackendUnavailable
 from engine.agents.retry import DEFAULT_BACKOFF, Failure, Sleep, classify_error_result, classify_exception
@@ -55,8 +59,6 @@ MODEL_ENV = "MLE_STAR_MODEL"
 _STDERR_KEEP = 50  # lines of CLI stderr kept for error messages
 #: How long one call may keep retrying transient API errors, all tries and waits together.
 RETRY_WINDOW_S = 300.0
-#: After the deadline hook asked the agent to stop, how long it gets to wrap up before it is killed.
-DEADLINE_GRACE_S = 30.0
 
 
 def resolve_model(config: PipelineConfig, env: Mapping[str, str]) -> str:
@@ -107,6 +109,7 @@ class ClaudeBackend:
         session_store: Any | None = None,
         agent_configs: dict[Any, AgentConfig] | None = None,
         sandbox: str | None = None,
+        wrap_up_s: float | None = None,
     ) -> None:
         source = os.environ if env is None else env
         credential = detect_credentials(source)
@@ -125,7 +128,7 @@ class ClaudeBackend:
         self.model = resolve_model(config, source)
         self._source_env = dict(source)
         self._redactor = Redactor.from_env(source)
-        self._launcher = AgentLauncher(source, mode=self.sandbox_mode,
+        self._launcher = AgentLauncher(source, mode=self.sandbox_mode, prices=config.model_prices,
                                        cli=str(cli_path) if cli_path is not None else bundled_cli())
         self._sleep = sleep
         self._backoff = tuple(backoff)
@@ -135,6 +138,7 @@ class ClaudeBackend:
         self._run_stores: dict[Path, Any] = {}
         self._configs = agent_configs or build_default_agent_configs()
         self._tool_failures: Counter[str] = Counter()
+        self._wrap_up_s = wrap_up_s  # None: call_deadline.wrap_up_s of each call's time limit
 
     @property
     def endpoint(self) -> str:
@@ -249,10 +253,11 @@ class ClaudeBackend:
         total_cost: float | None = None
         failure: Failure | None = None
         started = time.monotonic()
+        clock = CallClock(ctx.time_limit_s)  # the call's deadline holds across its tries
         attempt = 0
         while True:
             attempt += 1
-            outcome = await self._attempt(request, ctx, attempt)
+            outcome = await self._attempt(request, clock.for_try(ctx), attempt, spent_before=total_cost)
             if outcome.result is not None:
                 cost = outcome.result.cost_usd
                 if total_cost is not None:  # earlier failed tries cost money too
@@ -269,6 +274,10 @@ class ClaudeBackend:
                 failure = Failure(failure.message + f" (retry window of {self._retry_window_s:g} s used up)",
                                   transient=True, cost_usd=failure.cost_usd)
                 break
+            if not clock.allows(delay):
+                failure = Failure(failure.message + " (no time left before the call's deadline for another try)",
+                                  transient=True, cost_usd=failure.cost_usd)
+                break
             log.warning("agent_call_retry", effect_id=request.effect_id, agent_type=request.agent_type,
                         attempt=attempt, delay_s=delay, error=self._redactor.text(failure.message)[:300])
             await self._sleep(delay)
@@ -278,9 +287,23 @@ class ClaudeBackend:
         return AgentCallFailed(effect_id=request.effect_id, error=self._redactor.text(prefix + failure.message),
                                attempts=attempt, cost_usd=total_cost, sandbox=outcome.policy)
 
-    async def _attempt(self, request: AgentCallRequested, ctx: AgentContext, attempt: int) -> _Attempt:
+    async def _attempt(self, request: AgentCallRequested, ctx: AgentContext, attempt: int,
+                       spent_before: float | None = None) -> _Attempt:
         stream = _Stream()
-        outcome = await self._try(request, ctx, attempt, stream)
+        tag = try_tag(ctx.work_dir, attempt)
+        if self._launcher.metered:  # the relay meters the try against what its earlier tries left
+            opened = metered_try(self._launcher, ctx, tag, spent_before)
+            if isinstance(opened, Failure):
+                return _Attempt(failure=opened)
+            ctx = opened
+        try:
+            outcome = await self._try(request, ctx, attempt, stream)
+        finally:
+            reading = self._launcher.close_call(tag)
+        if reading is not None and outcome.result is not None:
+            outcome.result = metered_result(outcome.result, reading)
+        elif reading is not None and outcome.failure is not None:
+            outcome.failure = metered_failure(outcome.failure, reading, ctx.budget_usd)
         outcome.policy = stream.policy
         if outcome.result is not None and stream.policy is not None:
             outcome.result = outcome.result.model_copy(update={"sandbox": stream.policy})
@@ -290,15 +313,17 @@ class ClaudeBackend:
         from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, query
 
         policy = BashPolicy(Path(ctx.work_dir), self._blocked, read_roots=(Path(ctx.task_dir).resolve(),))
-        hooks = CallHooks(request.agent_type, request.effect_id, policy,
-                          failures=self._tool_failures, time_limit_s=ctx.time_limit_s)
+        limit = ctx.time_limit_s  # what is left of the call's time: the hook stops it near the end,
+        hooks = CallHooks(request.agent_type, request.effect_id, policy,  # fail_after cuts it at the end
+                          failures=self._tool_failures, time_limit_s=limit,
+                          wrap_up_s=0.0 if limit is None else self._wrap_up_s if self._wrap_up_s is not None
+                          else default_wrap_up_s(limit))
         stderr: list[str] = []
         started = time.monotonic()
-        tag = f"{Path(ctx.work_dir).name}-{attempt}"
-        hard_limit = None if ctx.time_limit_s is None else ctx.time_limit_s + DEADLINE_GRACE_S
+        tag = try_tag(ctx.work_dir, attempt)
         try:
             options, stream.policy = self.build_options(request, ctx, hooks, stderr, tag=tag, budget_usd=ctx.budget_usd)
-            with anyio.fail_after(hard_limit):
+            with anyio.fail_after(limit):
                 async for message in query(prompt=request.prompt, options=options):
                     if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
                         stream.error = message.error or stream.error
@@ -316,10 +341,9 @@ class ClaudeBackend:
             raise
         except TimeoutError:
             cost = getattr(stream.result, "total_cost_usd", None)
-            return _Attempt(failure=Failure(
-                f"the agent call ran past its time limit ({ctx.time_limit_s:g} s + {DEADLINE_GRACE_S:g} s grace) and "
-                f"was stopped; spend unknown ({stream.tokens['input_tokens']} input / "
-                f"{stream.tokens['output_tokens']} output tokens streamed)", transient=False,
+            return _Attempt(failure=Failure(cut_message(limit or 0.0, (
+                f"spend unknown ({stream.tokens['input_tokens']} input / "
+                f"{stream.tokens['output_tokens']} output tokens streamed)")), transient=False,
                 cost_usd=float(cost) if cost is not None else None))
         except UnknownRole as exc:  # no try can succeed: fail at once, and say which role
             return _Attempt(failure=Failure(str(exc), transient=False))

@@ -68,6 +68,7 @@ class CallHooks:
     started: float = field(default_factory=time.monotonic)
     denied: list[str] = field(default_factory=list)
     time_limit_s: float | None = None
+    wrap_up_s: float = 0.0  # how long before the time limit the agent is asked to stop
     stopped_for_deadline: bool = False
     shell_cwd: Path | None = None  # where the agent's shell stands (cd carries over between calls)
 
@@ -97,13 +98,19 @@ class CallHooks:
         return self._deadline_check()
 
     def _deadline_check(self) -> SyncHookJSONOutput:
-        """REQ-OR-034: past the call's time limit, the agent is asked to stop after this tool."""
-        if self.time_limit_s is None or time.monotonic() - self.started < self.time_limit_s:
+        """REQ-OR-034: once the call's deadline is near (less than ``wrap_up_s`` left of its time
+        limit), the agent is asked to stop after this tool, so it ends with what it has instead of
+        being cut at the deadline (the backend's hard stop) with nothing."""
+        if self.time_limit_s is None:
+            return {}
+        used = time.monotonic() - self.started
+        if used < self.time_limit_s - self.wrap_up_s:
             return {}
         self.stopped_for_deadline = True
         log.warning("agent_call_deadline", agent_type=self.agent_type, effect_id=self.effect_id,
-                    time_limit_s=self.time_limit_s)
-        return {"continue_": False, "stopReason": f"the phase deadline was reached ({self.time_limit_s:g} s)"}
+                    time_limit_s=self.time_limit_s, used_s=round(used, 3))
+        return {"continue_": False,
+                "stopReason": f"the call's deadline is near ({used:.0f} s of {self.time_limit_s:g} s used): stop here"}
 
     async def post_tool_use_failure(self, hook_input: HookInput, tool_use_id: str | None,
                                     context: HookContext) -> SyncHookJSONOutput:

@@ -8,7 +8,8 @@ tool the agent runs, sees its working directory (writable), the task's public da
 ``./input``, its own home and the system prompt file, the Python environment and the system
 read-only — not the private answers, other runs, the engine's database or the host's home. It
 has no network: it reaches its model through the API relay (``relay.py``), which holds the
-key outside the sandbox. Where the relay cannot carry the traffic (Bedrock/Vertex sign their own
+key outside the sandbox and meters every request against the call's cap: each try of a call
+gets its own relay socket (``open_call``), bound into its sandbox only. Where the relay cannot carry the traffic (Bedrock/Vertex sign their own
 requests; a configured HTTP proxy) the sandbox keeps the host network and the credentials are
 passed by name, never written into a command line or a file. As root the CLI runs as an
 unprivileged uid inside the sandbox (which is also why ``bypassPermissions`` works there).
@@ -25,10 +26,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.agents.claude.relay import PLACEHOLDER_KEY, ApiRelay, relay_supported
+from engine.agents.claude.metering import MeterReading
+from engine.agents.claude.relay import PLACEHOLDER_KEY, ApiRelay, RelayedCall, relay_supported
 from engine.agents.claude.setup import cli_environment, kept_variables, write_launch_script
 from engine.agents.errors import BackendUnavailable
 from engine.agents.secrets import CREDENTIAL_VARS
+from events.domain import ModelPrice
 from events.sandbox import NetworkMode
 
 BRIDGE = Path(__file__).with_name("relay_bridge.py")
@@ -53,23 +56,43 @@ def resolve_agent_sandbox(requested: str) -> str:
 class AgentLauncher:
     """Builds launch scripts for one backend; owns the API relay while it is needed."""
 
-    def __init__(self, source_env: Mapping[str, str], *, mode: str, cli: str) -> None:
+    def __init__(self, source_env: Mapping[str, str], *, mode: str, cli: str,
+                 prices: Mapping[str, ModelPrice] | None = None) -> None:
         self.mode = mode
         self.cli = cli
         self._source = dict(source_env)
+        self._prices = dict(prices or {})
         self.relay_problem = relay_supported(self._source) if mode == "bwrap" else "no sandbox"
         self._relay: ApiRelay | None = None
+        self._calls: dict[str, RelayedCall] = {}
 
     @property
     def network(self) -> NetworkMode:
         return "none" if self.mode == "bwrap" and self.relay_problem is None else "host"
 
+    @property
+    def metered(self) -> bool:
+        """Whether the relay meters the calls (the CLI's own reported cost is used otherwise)."""
+        return self.network == "none"
+
     def relay(self) -> ApiRelay:
         if self._relay is None:
-            self._relay = ApiRelay(self._source)
+            self._relay = ApiRelay(self._source, prices=self._prices)
         return self._relay
 
+    def open_call(self, tag: str, cap_usd: float | None) -> None:
+        """Before the launch script of ``tag``: its relay socket, metered against ``cap_usd``."""
+        if self.metered:
+            self._calls[tag] = self.relay().open_call(tag, cap_usd)
+
+    def close_call(self, tag: str) -> MeterReading | None:
+        """After the try ``tag`` ended: what the relay metered (None: not metered, or closed)."""
+        call = self._calls.pop(tag, None)
+        return call.close() if call is not None else None
+
     def close(self) -> None:
+        for tag in list(self._calls):
+            self.close_call(tag)
         if self._relay is not None:
             self._relay.close()
             self._relay = None
@@ -92,13 +115,15 @@ class AgentLauncher:
         sockets: list[str] = []
         command = [self.cli]
         if self.network == "none":
-            relay = self.relay()
-            sockets.append(relay.socket_path)
+            if tag not in self._calls:  # no call in flight, no way out: a launch must open its call first
+                raise RuntimeError(f"no relay socket open for the agent call {tag!r}")
+            socket_path = self._calls[tag].socket_path
+            sockets.append(socket_path)
             inner_env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{BRIDGE_PORT}"
             inner_env["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
             # By source, not path: the engine's own files are not visible in the sandbox.
             command = [sys.executable, "-I", "-S", "-c", BRIDGE.read_text(encoding="utf-8"), str(BRIDGE_PORT),
-                       relay.socket_path, "--", self.cli]
+                       socket_path, "--", self.cli]
             secrets = []
         read_only = [str(p) for p in (prompt_file,) if p is not None]
         policy = agent_policy("bwrap", work_dir=work_dir, public_dir=task_dir, read_only=read_only,

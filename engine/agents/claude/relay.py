@@ -9,35 +9,44 @@ server-sent events arrive as they are produced). So:
 
 * nothing the agent runs can reach any other host, on any port;
 * the key never enters the sandbox: ``env`` in the agent's shell shows a placeholder;
-* only the API's own paths are relayed (``/v1/...``); anything else gets 403.
+* the relay is the meter (``metering.py``): each agent call gets its own socket, bound into its
+  own sandbox only, so every request is the call's whoever in the sandbox sent it (the CLI or a
+  command its shell runs); it is admitted against the call's cap, its answer's usage is read as
+  it streams and priced, and the call's recorded cost is what the relay metered. Only the paths
+  the CLI uses are relayed; a request outside a call in flight finds no socket, or is refused.
 
-The agent can still make model requests through the relay (as its CLI does) — that is the
-access it is meant to have, and the run's budget caps what its calls may spend.
-One request per upstream connection (``connection: close``): the relay stays a byte pipe that
-never needs to parse a response. Threads, not the engine's event loop, so the relay also
+One request per upstream connection (``connection: close``), and ``accept-encoding: identity``
+so the answer can be read as it passes. Threads, not the engine's event loop, so the relay also
 serves the start-up check, which runs before the run's loop exists.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+import shutil
 import socket
-import socketserver
 import ssl
 import tempfile
 import threading
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import structlog
 
+from engine.agents.claude.metering import CallMeter, MeterReading, Refusal, ResponseUsage
+from events.domain import ModelPrice
+
 log = structlog.get_logger("engine.agents.relay")
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 PLACEHOLDER_KEY = "sk-ant-relay-placeholder-the-real-key-stays-outside-the-sandbox"
-_DROP = {"x-api-key", "authorization", "host", "connection", "proxy-authorization", "keep-alive"}
+_DROP = {"x-api-key", "authorization", "host", "connection", "proxy-authorization", "keep-alive",
+         "content-length", "transfer-encoding", "accept-encoding", "expect"}
 _MAX_HEAD = 64 * 1024
+_MAX_BODY = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -97,29 +106,90 @@ def _read_head(conn: socket.socket, buffered: bytes) -> tuple[bytes, bytes] | No
     return head, rest
 
 
-class ApiRelay:
-    """``with ApiRelay(env) as relay:`` … ``relay.socket_path`` … (one per engine process)."""
+def _cut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
-    def __init__(self, env: Mapping[str, str], *, timeout_s: float = 600.0) -> None:
+
+class RelayedCall:
+    """One agent call's way to the model: a unix socket (bound into its sandbox) and its meter."""
+
+    def __init__(self, relay: ApiRelay, meter: CallMeter, socket_path: str) -> None:
+        self.meter = meter
+        self.socket_path = socket_path
+        self._relay = relay
+        self._open: set[socket.socket] = set()  # the connections of requests in flight, both ends
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(socket_path)
+        os.chmod(socket_path, 0o777)  # the sandbox's unprivileged uid connects to it
+        self._listener.listen(16)
+        self._listener.settimeout(0.2)
+        self._thread = threading.Thread(target=self._accept, daemon=True, name=f"api-relay-{meter.label}")
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if self._stop.is_set():
+                conn.close()
+                return
+            self.track(conn)
+            threading.Thread(target=self._relay.serve, args=(conn, self.meter, self.track), daemon=True).start()
+
+    def track(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open.add(sock)
+            if self._stop.is_set():  # the call ended while this connection was being made
+                _cut(sock)
+
+    def close(self) -> MeterReading:
+        """The call ended: no more connections; what its requests cost. A request still being
+        answered counts at its most, and its connections are cut (the API stops writing)."""
+        self._stop.set()
+        try:  # wake the accept at once
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as wake:
+                wake.connect(self.socket_path)
+        except OSError:
+            pass
+        self._thread.join(timeout=5)
+        self._listener.close()
+        try:
+            os.unlink(self.socket_path)
+        except OSError:
+            pass
+        reading = self.meter.close()
+        with self._lock:
+            for sock in self._open:
+                _cut(sock)
+            self._open.clear()
+        log.info("relay_call_metered", call=self.meter.label, cost_usd=reading.cost_usd, requests=reading.requests,
+                 refused=reading.refused, cap_usd=self.meter.cap_usd)
+        return reading
+
+
+class ApiRelay:
+    """``with ApiRelay(env) as relay:`` … ``relay.open_call(label, cap)`` … (one per backend)."""
+
+    def __init__(self, env: Mapping[str, str], *, prices: Mapping[str, ModelPrice] | None = None,
+                 timeout_s: float = 600.0) -> None:
         self.upstream = Upstream.parse(env.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM)
         self._auth = credential_headers(env)
+        self._prices = dict(prices or {})
         self._timeout = timeout_s
         self.requests = 0
+        self._numbers = itertools.count()
         self._dir = tempfile.mkdtemp(prefix="engine-relay-")  # short: unix socket paths max ~107 bytes
         os.chmod(self._dir, 0o755)
-        self.socket_path = os.path.join(self._dir, "api.sock")
-        relay = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                relay._serve(self.request)
-
-        self._server = socketserver.ThreadingUnixStreamServer(self.socket_path, Handler)
-        self._server.daemon_threads = True
-        os.chmod(self.socket_path, 0o777)  # the sandbox's unprivileged uid connects to it
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
-                                        daemon=True, name="api-relay")
-        self._thread.start()
+        weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)  # at the latest at exit
 
     def __enter__(self) -> ApiRelay:
         return self
@@ -127,64 +197,82 @@ class ApiRelay:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def open_call(self, label: str, cap_usd: float | None) -> RelayedCall:
+        """A new socket for one agent call (or one try of it), metered against ``cap_usd``."""
+        meter = CallMeter(label, cap_usd, self._prices)
+        return RelayedCall(self, meter, os.path.join(self._dir, f"c{next(self._numbers)}.sock"))
+
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        for path in (self.socket_path, self._dir):
-            try:
-                os.unlink(path) if path == self.socket_path else os.rmdir(path)
-            except OSError:
-                pass
+        try:
+            for name in os.listdir(self._dir):
+                os.unlink(os.path.join(self._dir, name))
+            os.rmdir(self._dir)
+        except OSError:
+            pass
 
     # --- one client connection ---------------------------------------------------------------
 
-    def _serve(self, client: socket.socket) -> None:
-        buffered = b""
+    def serve(self, client: socket.socket, meter: CallMeter, track: Callable[[socket.socket], None]) -> None:
         client.settimeout(self._timeout)
         try:
-            while True:
-                parsed = _read_head(client, buffered)
-                if parsed is None:
+            parsed = _read_head(client, b"")
+            if parsed is None:
+                return
+            head, body = parsed
+            lines = head.decode("latin-1").split("\r\n")
+            method, _, target = lines[0].partition(" ")
+            target = target.rsplit(" ", 1)[0]
+            headers = [(k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in lines[1:]) if k]
+            names = {k.lower(): v for k, v in headers}
+            if "transfer-encoding" in names:
+                client.sendall(Refusal(411, "invalid_request_error", "the relay needs a content-length").http())
+                return
+            length = int(names.get("content-length") or 0)
+            if length > _MAX_BODY:
+                client.sendall(Refusal(413, "request_too_large", "request too large for the relay").http())
+                return
+            while len(body) < length:
+                chunk = client.recv(65536)
+                if not chunk:
                     return
-                head, rest = parsed
-                lines = head.decode("latin-1").split("\r\n")
-                method, _, target = lines[0].partition(" ")
-                path = target.rsplit(" ", 1)[0]
-                headers = [(k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in lines[1:]) if k]
-                length = int(next((v for k, v in headers if k.lower() == "content-length"), "0") or 0)
-                while len(rest) < length:
-                    chunk = client.recv(65536)
-                    if not chunk:
-                        return
-                    rest += chunk
-                body, buffered = rest[:length], rest[length:]
-                if not path.startswith("/v1/"):
-                    client.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-                    return
-                self.requests += 1
-                self._forward(client, method, path, headers, body)
-                return  # upstream answered with connection: close; so does the relay
+                body += chunk
+            admitted = meter.admit(method, target, body[:length])
+            if isinstance(admitted, Refusal):
+                client.sendall(admitted.http())
+                return
+            ticket, body = admitted
+            self.requests += 1
+            answer = ResponseUsage()
+            try:
+                self._forward(client, method, target, headers, body, answer, track)
+            finally:
+                if ticket is not None:
+                    meter.settle(ticket, answer)
         except OSError as exc:
-            log.warning("relay_connection_failed", error=str(exc))
+            log.warning("relay_connection_failed", call=meter.label, error=str(exc))
         finally:
             client.close()
 
-    def _forward(self, client: socket.socket, method: str, path: str, headers: list[tuple[str, str]],
-                 body: bytes) -> None:
+    def _forward(self, client: socket.socket, method: str, target: str, headers: list[tuple[str, str]],
+                 body: bytes, answer: ResponseUsage, track: Callable[[socket.socket], None]) -> None:
         kept = [(k, v) for k, v in headers if k.lower() not in _DROP]
-        out = [f"{method} {self.upstream.prefix}{path} HTTP/1.1", f"host: {self.upstream.host}",
-               "connection: close", *(f"{k}: {v}" for k, v in kept), *(f"{k}: {v}" for k, v in self._auth.items())]
+        out = [f"{method} {self.upstream.prefix}{target} HTTP/1.1", f"host: {self.upstream.host}",
+               "connection: close", "accept-encoding: identity", f"content-length: {len(body)}",
+               *(f"{k}: {v}" for k, v in kept), *(f"{k}: {v}" for k, v in self._auth.items())]
         try:
             upstream = self.upstream.connect(self._timeout)
         except OSError as exc:
-            message = f"relay cannot reach {self.upstream.host}:{self.upstream.port}: {exc}".encode()
-            client.sendall(b"HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\ncontent-length: "
-                           + str(len(message)).encode() + b"\r\nconnection: close\r\n\r\n" + message)
+            answer.status, answer.complete = 502, True  # nothing reached the API: nothing to pay
+            client.sendall(Refusal(502, "api_error", f"relay cannot reach {self.upstream.host}:"
+                                   f"{self.upstream.port}: {exc}").http())
             return
+        track(upstream)
         with upstream:
             upstream.sendall(("\r\n".join(out) + "\r\n\r\n").encode("latin-1") + body)
             while True:
                 chunk = upstream.recv(65536)
                 if not chunk:
+                    answer.finish()
                     break
+                answer.feed(chunk)
                 client.sendall(chunk)

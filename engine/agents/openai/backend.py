@@ -20,6 +20,8 @@ official ``openai`` client (an optional extra: ``pip install 'mle-engine[openai]
   from the run's shared budget ledger stops the tool loop (``engine.agents.openai.chat``).
 * Failures: 429/5xx, dropped connections and malformed responses retried with backoff inside a
   retry window; 401/404 fail at once; every string that leaves the backend is redacted.
+* The call's deadline (REQ-OR-034, ``engine.agents.call_deadline``): no new turn once it is
+  near (the last text is the answer), and a request still in flight at it is cut.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ import anyio
 import structlog
 
 from engine.agents.base import AgentContext, AgentResult
+from engine.agents.call_deadline import CallClock, cut_message
+from engine.agents.call_deadline import wrap_up_s as default_wrap_up_s
 from engine.agents.errors import BackendUnavailable
 from engine.agents.openai.chat import BudgetStop, Conversation, Features
 from engine.agents.openai.failures import classify, explain_for_start
@@ -52,7 +56,6 @@ log = structlog.get_logger("engine.agents.openai")
 MODEL_ENV = "MLE_STAR_MODEL"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_WINDOW_S = 300.0
-DEADLINE_GRACE_S = 30.0
 REQUEST_TIMEOUT_S = 600.0
 DEFAULT_MAX_TURNS = 12  # a role without its own limit
 CLAUDE_DEFAULT_MODEL = PipelineConfig.model_fields["model"].default
@@ -90,7 +93,7 @@ class OpenAIBackend:
 
     def __init__(self, config: PipelineConfig, *, env: Mapping[str, str] | None = None,
                  sleep: Sleep = anyio.sleep, backoff: tuple[float, ...] = DEFAULT_BACKOFF,
-                 retry_window_s: float = RETRY_WINDOW_S) -> None:
+                 retry_window_s: float = RETRY_WINDOW_S, wrap_up_s: float | None = None) -> None:
         source = os.environ if env is None else env
         self.base_url = (source.get("OPENAI_BASE_URL") or "").strip().rstrip("/")
         key = (source.get("OPENAI_API_KEY") or "").strip()
@@ -109,6 +112,7 @@ class OpenAIBackend:
         self._sleep = sleep
         self._backoff = tuple(backoff)
         self._retry_window_s = retry_window_s
+        self._wrap_up_s = wrap_up_s  # None: call_deadline.wrap_up_s of each call's time limit
         self._configs = build_default_agent_configs()
         openai_module()  # a missing extra is said at start, not at the first call
         from engine.sandbox import SandboxUnavailable, resolve_mode
@@ -169,11 +173,12 @@ class OpenAIBackend:
 
     async def call(self, request: AgentCallRequested, ctx: AgentContext) -> AgentResult:
         started = time.monotonic()
+        clock = CallClock(ctx.time_limit_s)  # the call's deadline holds across its tries
         total_cost: float | None = None
         attempt = 0
         while True:
             attempt += 1
-            result, failure = await self._attempt(request, ctx, attempt)
+            result, failure = await self._attempt(request, clock.for_try(ctx), attempt)
             if result is not None:
                 if total_cost is not None:  # earlier failed tries cost money too
                     result = result.model_copy(update={"cost_usd": total_cost + (result.cost_usd or 0.0)})
@@ -186,6 +191,9 @@ class OpenAIBackend:
             delay = self._backoff[attempt - 1]
             if time.monotonic() - started + delay > self._retry_window_s:
                 failure = Failure(failure.message + f" (retry window of {self._retry_window_s:g} s used up)", True)
+                break
+            if not clock.allows(delay):
+                failure = Failure(failure.message + " (no time left before the call's deadline for another try)", True)
                 break
             log.warning("agent_call_retry", effect_id=request.effect_id, agent_type=request.agent_type,
                         attempt=attempt, delay_s=delay, error=self.redact(failure.message)[:300])
@@ -228,18 +236,21 @@ class OpenAIBackend:
     async def _attempt(self, request: AgentCallRequested, ctx: AgentContext,
                        attempt: int) -> tuple[AgentCallCompleted | None, Failure | None]:
         started = time.monotonic()
-        hard_limit = None if ctx.time_limit_s is None else ctx.time_limit_s + DEADLINE_GRACE_S
-        deadline = None if ctx.time_limit_s is None else started + ctx.time_limit_s
+        limit = ctx.time_limit_s  # REQ-OR-034: no new turn near it, and whatever is in flight is cut at it
+        deadline = None if limit is None else started + limit
         try:
             client = self.client()
             conversation = self._conversation(client, request, ctx, attempt, deadline)
         except ValueError as exc:
             return None, Failure(str(exc), transient=False)
+        if deadline is not None and limit is not None:
+            stop_at = deadline - (self._wrap_up_s if self._wrap_up_s is not None else default_wrap_up_s(limit))
+            conversation.wrap_up = lambda: time.monotonic() >= stop_at
         system = request.system_prompt or render_system_prompt(ctx.task, ctx.gpu_info)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": request.prompt}]
         try:
             async with client:
-                with anyio.fail_after(hard_limit):
+                with anyio.fail_after(limit):
                     text, structured = await conversation.run(messages)
         except anyio.get_cancelled_exc_class():
             if ctx.on_abandoned is not None:  # the engine cancelled the call: say what it spent
@@ -249,8 +260,7 @@ class OpenAIBackend:
                 ctx.on_abandoned(None if spend.in_flight else spend.cost(self.price), spend.tokens())
             raise
         except TimeoutError:
-            return None, Failure(f"the agent call ran past its time limit ({ctx.time_limit_s:g} s + "
-                                 f"{DEADLINE_GRACE_S:g} s grace) and was stopped after {conversation.spend.turns} turns",
+            return None, Failure(cut_message(limit or 0.0, f"{conversation.spend.turns} turns done"),
                                  transient=False, cost_usd=conversation.spend.cost(self.price))
         except BudgetStop as exc:
             return None, Failure(str(exc), transient=False, cost_usd=conversation.spend.cost(self.price))
@@ -273,6 +283,8 @@ class OpenAIBackend:
                                  "num_turns": spend.turns, "model": self.model,
                                  "cost_source": ("model_prices" if self.price is not None else
                                                  "endpoint" if cost is not None else "unknown")}
+        if conversation.stopped_for_deadline:
+            usage["stopped_for_deadline"] = True
         if conversation.structured_mode:
             usage["structured_output"] = conversation.structured_mode
             usage["structured_repaired"] = conversation.repaired

@@ -101,16 +101,21 @@ class Conversation:
     spend: Spend = field(default_factory=Spend)
     structured_mode: str | None = None
     repaired: bool = False
+    wrap_up: Callable[[], bool] | None = None  # True once the call's deadline is near: no new turn
+    stopped_for_deadline: bool = False
 
     async def run(self, messages: list[dict[str, Any]]) -> tuple[str, Any]:
         """(final text, validated structured output or None). Raises client errors and BudgetStop."""
         text = ""
         for turn in range(self.max_turns):
             if turn > 0:
+                if self.wrap_up is not None and self.wrap_up():  # REQ-OR-034: end with what there is
+                    return self._stopped(text)
                 self._check_budget(messages)
             last = turn == self.max_turns - 1
             reply = await self._turn(messages, offer_tools=not last)
             self.spend.turns += 1
+            text = reply.content or text
             if reply.tool_calls and self.toolbox is not None and not last:
                 messages.append({"role": "assistant", "content": reply.content or None, "tool_calls": [
                     {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
@@ -134,6 +139,18 @@ class Conversation:
         if self.schema is not None and self.validate is not None:
             raise ValueError(f"no final answer within {self.max_turns} turns")
         return text, None
+
+    def _stopped(self, text: str) -> tuple[str, Any]:
+        """The call's deadline is near: no new turn; the answer is the last text the model gave."""
+        self.stopped_for_deadline = True
+        log.warning("agent_call_deadline", request_id=self.request_id, turns=self.spend.turns)
+        if self.schema is None or self.validate is None:
+            return text, None
+        try:
+            return text, self.validate(self._parsed(text), text)
+        except ValueError:
+            raise ValueError(f"stopped near the call's deadline after {self.spend.turns} turns, "
+                             "before a final answer") from None
 
     def _parsed(self, text: str) -> Any:
         if self.structured_mode != "json_schema":

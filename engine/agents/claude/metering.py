@@ -1,0 +1,377 @@
+"""The relay is the meter: what each model request an agent call's sandbox sends may cost, and
+what it did cost (issue 26).
+
+Whoever inside a call's sandbox sends a request (the CLI, or a command its shell runs), the
+relay hands it to that call's :class:`CallMeter` first:
+
+* only ``POST /v1/messages`` and ``POST /v1/messages/count_tokens`` are relayed (the bundled CLI,
+  run through the relay, sends nothing else; the second is free); any other path is refused;
+* a request after the call settled is refused;
+* with a cap (the call's share of the run's budget, from the run's ledger) a request may write
+  at most what is left of it: its ``max_tokens`` is lowered so that every token it may write is
+  paid for (at least ``MIN_OUTPUT_TOKENS``), and held against the cap while it is answered; once
+  nothing is left, requests are refused with the API's own billing error (HTTP 402), on which
+  the CLI stops without retrying. So a call spends at most its cap plus the input of its last
+  request (bounded by the model's context window) — as the CLI's own ``max_budget_usd``, which
+  checks after each turn, but whoever sent the requests, and however much they asked to write;
+* its answer is read as it streams (:class:`ResponseUsage`) and priced (``prices.py``): the call's
+  metered cost is what its answers' usage says. An answer the API ended with an error event
+  costs its input and what it had streamed; one cut off otherwise (a dropped connection, the
+  call ended) costs the most it could have (its whole ``max_tokens``); a model without a price
+  costs the whole of what is left of the cap (no cap: the call's cost is unknown).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from engine.agents.claude.prices import cache_write_factor, price_of, usage_cost, worst_case_cost
+from engine.agents.ledger import MIN_CALL_USD
+from events.domain import ModelPrice
+
+log = structlog.get_logger("engine.agents.relay")
+
+MESSAGES = "/v1/messages"
+COUNT_TOKENS = "/v1/messages/count_tokens"
+RELAYED_PATHS = (MESSAGES, COUNT_TOKENS)
+#: Below this many output tokens a turn cannot say anything useful: the request is refused instead.
+MIN_OUTPUT_TOKENS = 64
+MIN_THINKING_TOKENS = 1024  # the API's least thinking budget
+BYTES_PER_TOKEN = 4  # the request's size in tokens, estimated before the API counts them
+_MAX_JSON_BODY = 32 * 1024 * 1024
+KEPT_REFUSALS = 20
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An answer the relay gives instead of the API's: an HTTP status and the API's error body."""
+
+    status: int
+    kind: str
+    message: str
+
+    def http(self) -> bytes:
+        body = json.dumps({"type": "error", "error": {"type": self.kind, "message": self.message}}).encode()
+        return (f"HTTP/1.1 {self.status} {_REASONS.get(self.status, 'Error')}\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + body
+
+
+_REASONS = {400: "Bad Request", 402: "Payment Required", 403: "Forbidden", 411: "Length Required",
+            413: "Payload Too Large", 502: "Bad Gateway"}
+
+
+class ResponseUsage:
+    """Reads an HTTP/1.1 response as it passes (head, chunked or not, JSON or server-sent events)
+    and keeps the usage and model it reports."""
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.model: str | None = None
+        self.usage: dict[str, Any] = {}
+        self.complete = False
+        self._head = bytearray()
+        self._in_body = False
+        self._chunked = False
+        self._sse = False
+        self._chunk_left = -1      # -1: reading a chunk-size line; -2: the CRLF after a chunk; -3: done
+        self._size_line = bytearray()
+        self._line = bytearray()
+        self._json = bytearray()
+        self._final_usage = False
+        self.api_error = False   # the API ended the stream with an error event
+        self.streamed_chars = 0  # text, thinking and tool input sent so far
+
+    def feed(self, data: bytes) -> None:
+        if not self._in_body:
+            self._head += data
+            if b"\r\n\r\n" not in self._head:
+                return
+            head, _, rest = bytes(self._head).partition(b"\r\n\r\n")
+            self._start(head.decode("latin-1"))
+            data = rest
+        if self._chunked:
+            self._dechunk(data)
+        else:
+            self._body(data)
+
+    def finish(self) -> None:
+        """The response ended (the upstream closed the connection)."""
+        if self._sse or not self._in_body:
+            return
+        if self.status >= 400:
+            self.complete = True  # an error is not billed
+            return
+        try:
+            message = json.loads(bytes(self._json))
+        except ValueError:
+            return
+        if isinstance(message, dict) and isinstance(message.get("usage"), dict):
+            self.model = str(message.get("model") or "") or None
+            self.usage = dict(message["usage"])
+            self.complete = True
+        elif isinstance(message, dict) and "input_tokens" in message:  # count_tokens: free
+            self.complete = True
+
+    def _start(self, head: str) -> None:
+        lines = head.split("\r\n")
+        parts = lines[0].split(" ", 2)
+        self.status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+        headers = {k.strip().lower(): v.strip().lower() for k, _, v in (ln.partition(":") for ln in lines[1:])}
+        self._chunked = "chunked" in headers.get("transfer-encoding", "")
+        self._sse = "text/event-stream" in headers.get("content-type", "")
+        self._in_body = True
+
+    def _dechunk(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view and self._chunk_left != -3:
+            if self._chunk_left == -1:
+                end = bytes(view).find(b"\n")
+                if end < 0:
+                    self._size_line += view
+                    return
+                self._size_line += view[:end + 1]
+                view = view[end + 1:]
+                size = bytes(self._size_line).split(b";")[0].strip()
+                self._size_line.clear()
+                self._chunk_left = int(size, 16) if size else -1
+                if self._chunk_left == 0:
+                    self._chunk_left = -3
+            elif self._chunk_left == -2:
+                end = bytes(view).find(b"\n")
+                if end < 0:
+                    return
+                view = view[end + 1:]
+                self._chunk_left = -1
+            else:
+                take = view[:self._chunk_left]
+                self._body(bytes(take))
+                self._chunk_left -= len(take)
+                view = view[len(take):]
+                if self._chunk_left == 0:
+                    self._chunk_left = -2
+
+    def _body(self, data: bytes) -> None:
+        if not self._sse:
+            if len(self._json) + len(data) <= _MAX_JSON_BODY:
+                self._json += data
+            return
+        self._line += data
+        while b"\n" in self._line:
+            line, _, rest = bytes(self._line).partition(b"\n")
+            self._line = bytearray(rest)
+            if line.startswith(b"data:"):
+                self._event(line[5:].strip())
+
+    def _event(self, data: bytes) -> None:
+        try:
+            event = json.loads(data)
+        except ValueError:
+            return
+        if not isinstance(event, dict):
+            return
+        kind = event.get("type")
+        if kind == "message_start" and isinstance(event.get("message"), dict):
+            self.model = str(event["message"].get("model") or "") or None
+            self.usage.update(event["message"].get("usage") or {})
+        elif kind == "message_delta" and isinstance(event.get("usage"), dict):
+            self.usage.update({k: v for k, v in event["usage"].items() if v is not None})  # cumulative counts
+            self._final_usage = True
+        elif kind == "message_stop":
+            self.complete = self._final_usage
+        elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
+            self.streamed_chars += sum(len(v) for k, v in event["delta"].items()
+                                       if k in ("text", "thinking", "partial_json") and isinstance(v, str))
+        elif kind == "error":
+            self.api_error = True
+
+
+@dataclass
+class Ticket:
+    """One request let through: what it may cost, held against the cap until its answer is read."""
+
+    number: int
+    price: ModelPrice | None
+    input_estimate: int
+    max_tokens: int
+    hold: float
+    input_factor: float = 1.0
+    flat: float | None = None  # a price-less model under a cap: charged all that was left of it
+
+    def most(self) -> float:
+        """The most it can cost: its input (estimated) written to the cache, its whole max_tokens."""
+        if self.flat is not None:
+            return self.flat
+        if self.price is None:
+            return 0.0
+        return worst_case_cost(self.price, self.input_estimate, self.max_tokens, self.input_factor)
+
+
+@dataclass(frozen=True)
+class MeterReading:
+    """What a call's requests cost, as the relay metered them."""
+
+    cost_usd: float | None   # None: a model without a price, and no cap to charge instead
+    requests: int
+    refusals: tuple[str, ...]
+    budget_refused: bool     # a request was refused because the call's cap was spent
+    in_flight_usd: float = 0.0  # of cost_usd: requests still being answered when the call ended, at their most
+    refused: int = 0            # refusals in all (``refusals`` keeps the first few)
+
+    def usage(self, cli_cost_usd: float | None) -> dict[str, Any]:
+        """What goes into the call's recorded usage."""
+        shown: dict[str, Any] = {"requests": self.requests, "cli_cost_usd": cli_cost_usd}
+        if self.refusals:
+            shown.update(refused=list(self.refusals), refused_count=self.refused)
+        if self.in_flight_usd:
+            shown["in_flight_at_end_usd"] = self.in_flight_usd
+        return shown
+
+
+@dataclass
+class CallMeter:
+    """One agent call's requests through the relay: admitted against its cap, then metered."""
+
+    label: str
+    cap_usd: float | None
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    spent_usd: float = 0.0
+    settled: bool = False
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._in_flight: dict[int, Ticket] = {}
+        self._requests = 0
+        self._refusals: list[str] = []
+        self._refused = 0
+        self._budget_refused = False
+        self._unknown = False
+
+    # --- before a request goes up ------------------------------------------------------------
+
+    def admit(self, method: str, target: str, body: bytes) -> tuple[Ticket | None, bytes] | Refusal:
+        """``(ticket, body to send)`` — the ticket None for a free request — or the refusal."""
+        path = target.split("?", 1)[0]
+        if method != "POST" or path not in RELAYED_PATHS:
+            return self._refuse(403, "permission_error", f"the engine's relay forwards only the Messages API "
+                                f"(POST {MESSAGES}), not {method} {path}")
+        with self._lock:
+            if self.settled:
+                return self._refuse(403, "permission_error", "no agent call is in flight for this request: the "
+                                    "call it belonged to has ended", locked=True)
+            if path == COUNT_TOKENS:
+                return None, body
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        max_tokens = request.get("max_tokens") if isinstance(request, dict) else None
+        if not isinstance(request, dict) or not isinstance(max_tokens, int) or max_tokens < 1:
+            return self._refuse(400, "invalid_request_error", "the engine's relay forwards only JSON Messages API "
+                                "requests with a max_tokens")
+        price = price_of(str(request.get("model") or ""), self.prices)
+        estimate = len(body) // BYTES_PER_TOKEN
+        with self._lock:
+            if self.settled:
+                return self._refuse(403, "permission_error", "no agent call is in flight for this request", locked=True)
+            ticket = Ticket(self._requests, price, estimate, max_tokens, hold=0.0, input_factor=cache_write_factor(body))
+            if self.cap_usd is not None:
+                left = self.cap_usd - self.spent_usd - self._held()
+                if left < MIN_CALL_USD:
+                    return self._out_of_money(left, locked=True)
+                if price is None:
+                    ticket.flat = ticket.hold = left
+                elif price.output_per_mtok > 0:
+                    fits = max(MIN_OUTPUT_TOKENS, math.floor(left * 1e6 / price.output_per_mtok))
+                    if fits < max_tokens:
+                        ticket.max_tokens, body = fits, _lower_max_tokens(request, fits)
+                    ticket.hold = worst_case_cost(price, 0, ticket.max_tokens)
+            self._in_flight[ticket.number] = ticket
+            self._requests += 1
+            return ticket, body
+
+    def _held(self) -> float:
+        return sum(t.hold for t in self._in_flight.values())
+
+    def _out_of_money(self, left: float, *, locked: bool) -> Refusal:
+        self._budget_refused = True
+        assert self.cap_usd is not None
+        return self._refuse(402, "billing_error", (
+            f"budget exhausted: this agent call's share of the run's budget (${self.cap_usd:.4f}) is spent "
+            f"(${self.cap_usd - left:.4f} metered or held by the engine's relay); the engine refuses further model "
+            "requests of this call"), locked=locked)
+
+    def _refuse(self, status: int, kind: str, message: str, *, locked: bool = False) -> Refusal:
+        if not locked:
+            with self._lock:
+                return self._refuse(status, kind, message, locked=True)
+        self._refused += 1
+        if len(self._refusals) < KEPT_REFUSALS:  # a sender in a loop must not fill the log
+            self._refusals.append(f"{status}: {message}")
+        if self._refused <= KEPT_REFUSALS or self._refused % 100 == 0:
+            log.warning("relay_refused", call=self.label, status=status, reason=message, refused=self._refused)
+        return Refusal(status, kind, message)
+
+    # --- after its answer ------------------------------------------------------------------
+
+    def settle(self, ticket: Ticket, answer: ResponseUsage) -> float | None:
+        """Debit what the answer cost (None: unknown) and release the request's hold."""
+        if answer.status >= 400:
+            cost: float | None = 0.0  # the API bills no error
+        elif ticket.flat is not None:
+            cost = ticket.flat
+        elif ticket.price is None:
+            cost = None
+        elif answer.complete:
+            cost = usage_cost(ticket.price, answer.usage)
+        elif "input_tokens" in answer.usage and answer.api_error:  # the API stopped it: what it had sent
+            written = max(_int(answer.usage.get("output_tokens")), answer.streamed_chars // BYTES_PER_TOKEN + 1)
+            cost = usage_cost(ticket.price, {**answer.usage, "output_tokens": written})
+        elif "input_tokens" in answer.usage:  # input known, the answer cut off: all it may have written
+            cost = usage_cost(ticket.price, {**answer.usage, "output_tokens": ticket.max_tokens})
+        else:
+            cost = ticket.most()
+        with self._lock:
+            self._in_flight.pop(ticket.number, None)
+            if cost is None:
+                self._unknown = True
+            else:
+                self.spent_usd += cost
+        log.debug("relay_metered", call=self.label, model=answer.model, usage=answer.usage, cost_usd=cost,
+                  complete=answer.complete)
+        return cost
+
+    def close(self) -> MeterReading:
+        """The call ended: later requests are refused; requests still in flight count at their
+        most (their holds)."""
+        with self._lock:
+            self.settled = True
+            unknown = self._unknown or any(t.price is None and t.flat is None for t in self._in_flight.values())
+            most = sum(t.most() for t in self._in_flight.values())  # cut off now: the most they could cost
+            cost = None if unknown and self.cap_usd is None else round(self.spent_usd + most, 9)
+            return MeterReading(cost, self._requests, tuple(self._refusals), self._budget_refused, round(most, 9),
+                                self._refused)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _lower_max_tokens(request: dict[str, Any], max_tokens: int) -> bytes:
+    """The request with ``max_tokens`` lowered, and its thinking budget under it (the API needs
+    it below ``max_tokens`` and at least 1024: a turn with less to spend goes without thinking)."""
+    request = dict(request, max_tokens=max_tokens)
+    thinking = request.get("thinking")
+    if isinstance(thinking, dict) and isinstance(thinking.get("budget_tokens"), int) \
+            and thinking["budget_tokens"] >= max_tokens:
+        if max_tokens - 1 >= MIN_THINKING_TOKENS:
+            request["thinking"] = dict(thinking, budget_tokens=max_tokens - 1)
+        else:
+            del request["thinking"]
+    return json.dumps(request).encode()

@@ -1,0 +1,122 @@
+"""Bundled tasks that widen coverage (issue 28): many classes, counts, high-cardinality text
+categoricals, 50k rows, missing values. Which of them are development tasks and which are held
+out is ``engine.tasks.protocol``'s business, not this catalogue's.
+"""
+
+from __future__ import annotations
+
+from engine.tasks import bundled_vega as vega
+from engine.tasks.bundled_spec import BundledSpec
+from events.domain import TaskType
+
+COVERAGE_SPECS: tuple[BundledSpec, ...] = (
+    BundledSpec(
+        name="digits",
+        title="Handwritten Digits",
+        one_liner="recognise a handwritten digit (ten classes) from an 8x8 grey-level image",
+        load=vega.digits,
+        target="digit",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each row is a scanned handwritten digit, reduced to 8x8 blocks of grey levels. "
+            "Predict the digit (`digit`: 0 to 9)."
+        ),
+        features="`pixel_R_C`: the grey level (0-16) of the block in row R and column C.",
+        seed=31,
+    ),
+    BundledSpec(
+        name="seattle-weather",
+        title="Seattle Weather Type",
+        one_liner="give the probabilities of five weather types of a day in Seattle from its measurements",
+        load=vega.seattle_weather,
+        target="weather",
+        metric="logloss",
+        task_type=TaskType.classification,
+        overview=(
+            "Each row is one day in Seattle, 2012-2015. For every day, give the probability of "
+            "each of five weather types: drizzle, fog, rain, snow and sun. Rain and sun are common; "
+            "snow is rare."
+        ),
+        features=(
+            "`date` (text, YYYY-MM-DD), `precipitation` (mm), `temp_max` and `temp_min` (degrees "
+            "Celsius) and `wind` (m/s)."
+        ),
+        seed=32,
+        per_class_probabilities=True,
+    ),
+    BundledSpec(
+        name="football-goals",
+        title="Goals in a Football Match",
+        one_liner="predict how many goals a European league match has, from the teams and the date",
+        load=vega.football_goals,
+        target="goals",
+        metric="rmse",
+        task_type=TaskType.regression,
+        overview=(
+            "Each row is a match of one of five European football leagues, 2013-2018. Predict "
+            "`goals`, the number of goals both teams scored together (a small count)."
+        ),
+        features=(
+            "`date` (text, YYYY-MM-DD), `division` (the league, text) and `home_team` and "
+            "`away_team` (text: over a hundred clubs)."
+        ),
+        seed=33,
+    ),
+    BundledSpec(
+        name="flight-delay",
+        title="Flight Delays",
+        one_liner="predict a US domestic flight's delay in minutes from its time, distance and airports",
+        load=vega.flight_delay,
+        target="delay",
+        metric="rmse",
+        task_type=TaskType.regression,
+        overview=(
+            "Each row is a US domestic flight in the first half of 2001 (50,000 drawn at random). "
+            "Predict `delay`, the arrival delay in minutes: negative when early, mostly small, "
+            "with a long right tail."
+        ),
+        features=(
+            "`date` (text, YYYY-MM-DD), `dep_time` (scheduled departure, local time as hhmm, e.g. "
+            "1320 = 13:20), `distance` (miles), `origin` and `destination` (text: airport codes, "
+            "over two hundred each)."
+        ),
+        seed=34,
+    ),
+    BundledSpec(
+        name="zip-state",
+        title="State From Coordinates",
+        one_liner="tell which US state a zip code lies in from its latitude and longitude (about fifty classes)",
+        load=vega.zip_state,
+        target="state",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each row is a US zip code. Predict `state`, the two-letter code of the state (or the "
+            "District of Columbia) it belongs to, from where it lies."
+        ),
+        features="`latitude` and `longitude` (degrees) of the zip code's centre.",
+        seed=35,
+    ),
+    BundledSpec(
+        name="bird-strike-damage",
+        title="Bird Strike Damage",
+        one_liner="predict whether a bird striking an aircraft damaged it, from the flight and the bird",
+        load=vega.bird_strike_damage,
+        target="damaged",
+        metric="roc_auc",
+        task_type=TaskType.classification,
+        overview=(
+            "Each row is a collision between wildlife and an aircraft reported to the US Federal "
+            "Aviation Administration. About one strike in ten damaged the aircraft. Predict the "
+            "probability that it did (`damaged` = 1). Some speeds were not recorded and are left empty."
+        ),
+        features=(
+            "`airport_name`, `aircraft_make_model` (text: over two hundred models), `flight_date`, "
+            "`aircraft_airline_operator`, `origin_state`, `phase_of_flight`, `wildlife_size`, "
+            "`wildlife_species` and `time_of_day` (all text) and `speed_ias_in_knots`."
+        ),
+        seed=36,
+        positive_class="1",
+    ),
+)

@@ -1,0 +1,65 @@
+"""Loaders for the bundled tasks built from vega-datasets' tables (vendored in ``engine/tasks/data``).
+
+vega-datasets (the npm package of the Vega project's example data) ships these tables; small
+extracts are copied here gzip-compressed (``data/LICENSE-vega.txt`` says which file came from
+where, under which licence, and how each extract was made), so preparing a task downloads
+nothing. Each loader returns features plus the target column in the original row order.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+from sklearn import datasets as skd
+
+from engine.tasks.bundled_islp import read_vendored
+
+# Zip codes of places with fewer rows than this (overseas territories, the smallest of them
+# with a single zip code) are left out: a class seen once cannot be split into train and test.
+MIN_ZIPS_PER_STATE = 50
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
+
+
+def football_goals() -> pd.DataFrame:
+    frame = read_vendored("vega_football.csv.gz").dropna(subset=["home_score", "away_score"])
+    goals = (frame.pop("home_score") + frame.pop("away_score")).astype(int)
+    frame["goals"] = goals
+    return frame.reset_index(drop=True)
+
+
+def flight_delay() -> pd.DataFrame:
+    frame = read_vendored("vega_flights.csv.gz")
+    delay = frame.pop("delay")
+    frame["delay"] = delay
+    return frame
+
+
+def zip_state() -> pd.DataFrame:
+    frame = read_vendored("vega_zipcodes.csv.gz")
+    counts = frame["state"].value_counts()
+    return frame[frame["state"].isin(counts.index[counts >= MIN_ZIPS_PER_STATE])].reset_index(drop=True)
+
+
+def bird_strike_damage() -> pd.DataFrame:
+    frame = read_vendored("vega_birdstrikes.csv.gz").rename(columns=_snake)
+    # An empty damage field is a strike that did no damage (the FAA's "None").
+    damaged = frame.pop("effect_amount_of_damage").notna().astype(int)
+    frame["damaged"] = damaged
+    return frame
+
+
+def seattle_weather() -> pd.DataFrame:
+    return read_vendored("vega_seattle_weather.csv.gz")
+
+
+def digits() -> pd.DataFrame:
+    """scikit-learn's bundled 8x8 handwritten digits (no vendored file)."""
+    bunch = skd.load_digits(as_frame=True)
+    frame = bunch.frame.rename(columns=lambda c: "digit" if c == "target" else _snake(c))
+    digit = frame.pop("digit")
+    frame["digit"] = digit
+    return frame

@@ -1,0 +1,20 @@
+"""The held-out protocol (issue 28; docs/heldout-protocol.md): which bundled tasks the builtin
+agent may be tuned on, and which are kept back to measure whether a change holds on unseen data.
+
+A change to the agent is measured on DEVELOPMENT only, as often as needed; HELD_OUT is run
+once per change, after the change is settled, and both sets are always reported apart.
+"""
+
+from __future__ import annotations
+
+DEVELOPMENT: tuple[str, ...] = (
+    "breast-cancer", "wine", "diabetes", "penguins", "iris", "wage-education", "bike-sharing",
+    "caravan-insurance", "credit-default", "digits", "seattle-weather",
+)
+HELD_OUT: tuple[str, ...] = ("football-goals", "flight-delay", "zip-state", "bird-strike-damage")
+SETS: dict[str, tuple[str, ...]] = {"dev": DEVELOPMENT, "heldout": HELD_OUT}
+
+
+def set_of(task: str) -> str | None:
+    """"dev", "heldout", or None for a task outside the protocol (a user's own directory)."""
+    return next((name for name, tasks in SETS.items() if task in tasks), None)

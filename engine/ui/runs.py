@@ -1,0 +1,103 @@
+"""Every run's projection, kept up to date by reading only what was appended since the last look.
+
+Each run has its fold (``PipelineState``, what the runs list shows); the runs whose pages are
+open also keep their envelopes (the lineage, the events table and the solution pages need them),
+at most ``keep_logs`` of them, the least recently viewed dropped first. Memory therefore follows
+the size of the logs, never how long a page stays open.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from engine.audit.runlog import RunLog, load_event_modules
+from engine.campaign.stream import STREAM_PREFIX
+from engine.ui.source import Head, LogSource
+from events.base import Envelope
+from replay.state import PipelineState, fold
+
+
+@dataclass
+class RunEntry:
+    head: Head
+    state: PipelineState
+    envelopes: list[Envelope] | None = None
+
+    @property
+    def seq(self) -> int:
+        return self.state.last_seq
+
+    def take(self, new: list[Envelope]) -> None:
+        if not new:
+            return
+        fold(new, self.state)
+        if self.envelopes is not None:
+            self.envelopes.extend(new)
+
+
+class RunIndex:
+    """The runs of one store (campaign streams apart). Thread-safe: one lock around every change."""
+
+    def __init__(self, source: LogSource, *, keep_logs: int = 4) -> None:
+        load_event_modules()
+        self.source = source
+        self.keep_logs = keep_logs
+        self.runs: dict[str, RunEntry] = {}
+        self.streams: dict[str, Head] = {}          # campaign streams: "campaign:NAME" → head
+        self._held: OrderedDict[str, None] = OrderedDict()
+        self.lock = threading.RLock()
+
+    def refresh(self, heads: dict[str, Head] | None = None) -> set[str]:
+        """Read what each run appended since the last refresh; return the ids that moved."""
+        heads = self.source.heads() if heads is None else heads
+        moved: set[str] = set()
+        with self.lock:
+            for run_id, head in heads.items():
+                if run_id.startswith(STREAM_PREFIX):
+                    if self.streams.get(run_id) != head:
+                        self.streams[run_id] = head
+                        moved.add(run_id)
+                    continue
+                entry = self.runs.get(run_id)
+                if entry is None:
+                    # A run read whole anyway: its envelopes are kept (the latest runs' stay, as if
+                    # just viewed), so its page opens without reading the log a second time.
+                    entry = self.runs[run_id] = RunEntry(head=head, state=PipelineState(), envelopes=[])
+                    self._hold(run_id)
+                entry.head = head
+                if head.last_seq > entry.seq:
+                    entry.take(self.source.read(run_id, entry.seq + 1))
+                    moved.add(run_id)
+        return moved
+
+    def entry(self, run_id: str) -> RunEntry | None:
+        with self.lock:
+            return self.runs.get(run_id)
+
+    def log(self, run_id: str) -> RunLog | None:
+        """The run with its envelopes (read whole once, then kept up to date while it is held)."""
+        with self.lock:
+            entry = self.runs.get(run_id)
+            if entry is None:
+                self.refresh()
+                entry = self.runs.get(run_id)
+                if entry is None:
+                    return None
+            if entry.envelopes is None:
+                envelopes = self.source.read(run_id)
+                fresh = RunEntry(head=entry.head, state=PipelineState(), envelopes=[])
+                fresh.take(envelopes)
+                self.runs[run_id] = entry = fresh
+            self._hold(run_id)
+            return RunLog(run_id=run_id, envelopes=list(entry.envelopes or []), state=entry.state)
+
+    def _hold(self, run_id: str) -> None:
+        """Mark the run's envelopes as the most recently used; drop the least recent beyond the limit."""
+        self._held[run_id] = None
+        self._held.move_to_end(run_id)
+        while len(self._held) > self.keep_logs:
+            dropped, _ = self._held.popitem(last=False)
+            if dropped in self.runs:
+                self.runs[dropped].envelopes = None

@@ -1,0 +1,208 @@
+"""The event store as the UI reads it: read-only connections, so the UI can never write to it.
+
+SQLite is opened with ``mode=ro`` (SQLite refuses every write on that connection); PostgreSQL
+with ``default_transaction_read_only=on`` (the server refuses every write in the session). The
+queries are the stores' own row shapes, parsed by the stores' own code (store.sealing), so an
+envelope read here is the envelope ``engine log`` reads.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from events.base import Envelope
+from store.base import NotAnEngineDatabase, RunNotFound, StoreError
+from store.sealing import envelopes_from_rows
+
+APP_MARKER = "mle-engine-event-store"
+_EVENT_COLUMNS = "run_id, seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash"
+_CHUNK = 4096
+
+
+@dataclass(frozen=True)
+class Head:
+    """A run (or a campaign's stream) as the runs table names it: where its log ends."""
+
+    run_id: str
+    created_at: str
+    strategy: str
+    task: str
+    last_seq: int
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The run's lease as recorded: which process drives it, and for how long its lease holds."""
+
+    pid: int
+    host: str
+    expires_in_s: float   # negative once expired (by the store's clock: the server's on PostgreSQL)
+
+
+class LogSource(Protocol):
+    label: str
+
+    def heads(self) -> dict[str, Head]: ...
+
+    def driver(self, run_id: str) -> Driver | None: ...
+
+    def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]: ...
+
+    def close(self) -> None: ...
+
+
+class SQLiteSource:
+    """A SQLite event database opened read-only; safe to share between threads (one lock)."""
+
+    def __init__(self, path: Path) -> None:
+        self.label = str(path)
+        if not path.is_file():
+            raise NotAnEngineDatabase(f"no engine database at {path}; start a run first or pass --db")
+        uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+        try:
+            self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=5)
+            self._conn.execute("PRAGMA query_only=ON")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: cannot open the database read-only ({exc})") from None
+        self._lock = threading.Lock()
+        _check_marker(self._query("SELECT name FROM sqlite_master WHERE type='table'"),
+                      lambda: self._query("SELECT value FROM engine_meta WHERE key='app'"), self.label)
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock, _sqlite_errors(self.label):
+            return self._conn.execute(sql, params).fetchall()
+
+    def heads(self) -> dict[str, Head]:
+        rows = self._query("SELECT run_id, created_at, strategy, task, head_seq FROM runs ORDER BY created_at")
+        return {r[0]: Head(*r) for r in rows}
+
+    def driver(self, run_id: str) -> Driver | None:
+        rows = self._query("SELECT pid, host, expires_at FROM leases WHERE run_id=?", (run_id,))
+        return Driver(int(rows[0][0]), str(rows[0][1]), float(rows[0][2]) - time.time()) if rows else None
+
+    def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]:
+        if not self._query("SELECT 1 FROM runs WHERE run_id=?", (run_id,)):
+            raise RunNotFound(f"no run {run_id!r} in {self.label}")
+        out: list[Envelope] = []
+        with self._lock, _sqlite_errors(self.label):
+            cur = self._conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
+                                     (run_id, from_seq))
+            while rows := cur.fetchmany(_CHUNK):
+                out.extend(envelopes_from_rows(run_id, rows))
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class PostgresSource:
+    """A PostgreSQL event database in a read-only session; one connection, one lock."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        from store.postgres import redacted
+
+        self.label = redacted(url)
+        self._psycopg = psycopg
+        self._url = url
+        self._lock = threading.Lock()
+        self._conn = self._connect()
+        _check_marker(self._query("SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                                  "current_schema()"),
+                      lambda: self._query("SELECT value FROM engine_meta WHERE key='app'"), self.label)
+
+    def _connect(self) -> Any:
+        try:
+            return self._psycopg.connect(self._url, autocommit=True, connect_timeout=5,
+                                         options="-c default_transaction_read_only=on")
+        except self._psycopg.Error as exc:
+            raise StoreError(f"cannot connect to the event database {self.label}: {exc}") from None
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._run(lambda conn: conn.execute(sql, params).fetchall())
+
+    def _run(self, work: Callable[[Any], Any]) -> Any:
+        """One try on the live connection, one on a new one (a restarted server); then a clear error
+        (the poller shows it on the pages and tries again on its next round)."""
+        try:
+            return work(self._conn)
+        except self._psycopg.OperationalError:
+            self._conn.close()
+            self._conn = self._connect()
+        try:
+            return work(self._conn)
+        except self._psycopg.OperationalError as exc:
+            raise StoreError(f"the event database {self.label} is unreachable: {exc}") from None
+
+    def heads(self) -> dict[str, Head]:
+        rows = self._query("SELECT run_id, created_at, strategy, task, head_seq FROM runs ORDER BY created_at")
+        return {r[0]: Head(r[0], r[1], r[2], r[3], int(r[4])) for r in rows}
+
+    def driver(self, run_id: str) -> Driver | None:
+        rows = self._query("SELECT pid, host, expires_at - extract(epoch from clock_timestamp())::double precision "
+                           "FROM leases WHERE run_id=%s", (run_id,))
+        return Driver(int(rows[0][0]), str(rows[0][1]), float(rows[0][2])) if rows else None
+
+    def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]:
+        if not self._query("SELECT 1 FROM runs WHERE run_id=%s", (run_id,)):
+            raise RunNotFound(f"no run {run_id!r} in {self.label}")
+
+        def fetch(conn: Any) -> list[Envelope]:
+            out: list[Envelope] = []
+            with conn.cursor() as cur:
+                cur.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE run_id=%s AND seq>=%s ORDER BY seq",
+                            (run_id, from_seq))
+                while rows := cur.fetchmany(_CHUNK):
+                    out.extend(envelopes_from_rows(run_id, [(r[0], int(r[1]), *r[2:]) for r in rows]))
+            return out
+
+        with self._lock:
+            result: list[Envelope] = self._run(fetch)
+            return result
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def open_source(db: str | Path | None) -> LogSource:
+    """The database ``--db`` names (default $ENGINE_DB or ./engine-runs/engine.db), read-only."""
+    from engine.run.lifecycle import DatabaseUrl, db_path
+
+    where = db_path(db)
+    if isinstance(where, DatabaseUrl):
+        try:
+            import psycopg  # noqa: F401 - only to name the missing extra clearly
+        except ImportError:
+            raise StoreError("a postgresql:// database needs the cluster extra: pip install 'mle-engine[cluster]'") \
+                from None
+        return PostgresSource(str(where))
+    return SQLiteSource(Path(where))
+
+
+def _check_marker(tables: list[tuple[Any, ...]], marker: Callable[[], list[tuple[Any, ...]]], label: str) -> None:
+    names = {t[0] for t in tables}
+    if "engine_meta" not in names or "events" not in names:
+        raise NotAnEngineDatabase(f"{label} is not an engine database (no engine tables); pass --db with the right one")
+    rows = marker()
+    if not rows or rows[0][0] != APP_MARKER:
+        raise NotAnEngineDatabase(f"{label} is not an engine database")
+
+
+@contextmanager
+def _sqlite_errors(label: str) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise StoreError(f"{label}: {exc}") from None

@@ -1,0 +1,107 @@
+"""Methods that hold on unseen tables (issue 28), each checked by running the script it renders:
+a Poisson loss for counts, native categories for LightGBM, calendar numbers from date text; and
+the ablation's variants that put each of them to the validation test inside a run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.agents.builtin.catalog import FAMILIES
+from engine.agents.builtin.coordinate_search import dimensions
+from engine.agents.builtin.refinement import _variant
+from engine.agents.builtin.render import new_spec, render_solution
+
+pytestmark = pytest.mark.skipif("lightgbm" not in FAMILIES, reason="needs the ml extra (LightGBM)")
+
+
+@pytest.fixture(scope="module")
+def counts(tmp_path_factory):
+    from conftest import Env
+
+    return Env("dated-counts", tmp_path_factory.mktemp("dated-counts"))
+
+
+def _spec(kind: str, metric: str, **changes):
+    spec = new_spec(kind, metric, 7, None, FAMILIES["lightgbm"])
+    for key, value in changes.items():
+        gene, _, field = key.partition("__")
+        spec[gene][field] = value
+    return spec
+
+
+def _probe(env, spec, expression: str):
+    """Run the rendered script, then print ``expression`` evaluated in its namespace as JSON."""
+    run = env.run(render_solution(spec) + f"\nprint('PROBE ' + json.dumps({expression}, default=str))\n"
+                  .replace("print('PROBE", "import json\nprint('PROBE"))
+    assert run.rc == 0, run.stderr
+    line = [ln for ln in run.stdout.splitlines() if ln.startswith("PROBE ")][-1]
+    return json.loads(line[len("PROBE "):]), run
+
+
+def test_a_poisson_loss_reaches_the_booster_only_for_a_non_negative_target(counts):
+    spec = _spec("regression", "rmse", loss__target_transform="poisson")
+    # The last probe shifts the target below zero first: then no family gets the Poisson loss.
+    kwargs, run = _probe(counts, spec, '[loss_kwargs("lightgbm"), loss_kwargs("random_forest"), '
+                                       'members[0][1].named_steps["model"].get_params()["estimator__objective"], '
+                                       '(y.__isub__(100) is not None) and loss_kwargs("lightgbm")]')
+    assert kwargs == [{"objective": "poisson"}, {}, "poisson", {}]
+    assert run.score is not None and (run.submission["sales"] >= 0).all()  # a log link predicts no negatives
+
+
+def test_native_encoding_makes_lightgbm_split_on_category_sets(counts):
+    spec = _spec("regression", "rmse", data__prep={**FAMILIES["lightgbm"].prep, "encode": "native"})
+    found, _ = _probe(counts, spec, 'sorted({n["decision_type"] for t in members[0][1].named_steps["model"]'
+                                    '.estimator_.booster_.dump_model()["tree_info"] for n in [t["tree_structure"]] '
+                                    'if "decision_type" in n})')
+    assert "==" in found  # a categorical split; ordinal codes only ever give "<="
+    ordinal, _ = _probe(counts, _spec("regression", "rmse"), 'category_kwargs(PREP)')
+    assert ordinal == {}
+
+
+def test_early_stopping_sizes_the_booster_on_held_out_rows_then_refits_on_all(counts):
+    spec = _spec("regression", "rmse")
+    assert spec["train"]["early_stop"] is True  # on by default; the coordinate search may turn it off
+    found, _ = _probe(counts, spec, '[type(members[0][1].named_steps["model"]).__name__, '
+                                    'members[0][1].named_steps["model"].n_rounds_, '
+                                    'members[0][1].named_steps["model"].estimator_.n_estimators]')
+    name, rounds, refit = found
+    assert name == "EarlyStopped" and 1 <= rounds <= 4 * 400 and refit == rounds
+    plain, _ = _probe(counts, _spec("regression", "rmse", train__early_stop=False),
+                      'type(members[0][1].named_steps["model"]).__name__')
+    assert plain == "LGBMRegressor"
+
+
+def test_date_text_becomes_calendar_numbers_also_for_dates_never_seen_in_training(counts):
+    spec = _spec("regression", "rmse")
+    assert spec["data"]["features"] == ["dates"]  # on by default; the ablation may take it away
+    found, _ = _probe(counts, spec, '{"columns": sorted(c for c in X_test.columns if c.startswith("fe_")), '
+                                    '"unseen_missing": int(X_test["fe_date_days"].isna().sum()), '
+                                    '"weekdays": sorted(X_test["fe_date_dayofweek"].unique().tolist())}')
+    assert found["columns"] == sorted(f"fe_date_{p}" for p in ("days", "dayofweek", "dayofyear", "hour", "month", "year"))
+    assert found["unseen_missing"] == 0 and found["weekdays"] == [0, 1, 2, 3, 4, 5, 6]
+
+
+def test_text_that_is_not_a_date_gets_no_calendar_columns(multiclass):
+    found, _ = _probe(multiclass, _spec("classification", "accuracy"),
+                      'sorted(c for c in X.columns if c.startswith("fe_"))')
+    assert found == []
+
+
+def test_the_ablation_puts_poisson_native_categories_and_dates_to_the_validation_test():
+    spec = _spec("regression", "rmse")
+    assert _variant(spec, "loss_weighting")[1]["loss"]["target_transform"] == "poisson"
+    log_metric = _spec("regression", "rmsle")
+    assert _variant(log_metric, "loss_weighting")[1]["loss"]["target_transform"] == "log1p"
+    assert _variant(spec, "categorical_encoding")[1]["data"]["prep"]["encode"] == "native"
+    added = _variant(spec, "feature_engineering")[1]["data"]["features"]
+    assert added == ["missing_count", "row_stats", "dates"]
+    assert _variant({**spec, "data": {**spec["data"], "features": added}}, "feature_engineering")[1]["data"][
+        "features"] == ["dates"]
+    keys = {d.key: d.values for d in dimensions("LOSS", spec["loss"], "regression")}
+    assert "poisson" in keys["target_transform"]
+    keys = {d.key: d.values for d in dimensions("DATA", spec["data"], "regression")}
+    assert "native" in keys["prep.encode"] and (False, True) == keys["feature.dates"]
+    keys = {d.key: d.values for d in dimensions("TRAINING_TRICKS", spec["train"], "regression")}
+    assert keys["early_stop"] == (False, True)

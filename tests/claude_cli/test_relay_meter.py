@@ -1,0 +1,207 @@
+"""The API relay is the meter (issue 26): every request a call's sandbox sends is admitted against
+the call's cap, its answer's usage is read as it streams and priced, and what is not the
+Messages API, or comes after the call ended, is refused.
+
+These talk to the relay's per-call unix socket as the sandbox's bridge does, with the Messages-API
+stand-in (tests/support/messages_api.py) upstream on loopback. The real CLI through the relay,
+with its shell sending requests of its own, is ``test_relay_meter_e2e.py``."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from typing import Any
+
+import pytest
+
+from engine.agents.claude.metering import CallMeter, ResponseUsage
+from engine.agents.claude.prices import ANTHROPIC_LIST_PRICES, price_of, usage_cost
+from engine.agents.claude.relay import ApiRelay, RelayedCall
+from events.domain import ModelPrice
+from tests.claude_cli.conftest import FAKE_KEY, MODEL
+from tests.support.messages_api import Drop, MessagesAPIStandIn, Text
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """What the sandbox's bridge does: an HTTP connection carried over the call's relay socket."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("127.0.0.1", timeout=30)
+        self._path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self._path)
+
+
+def send(call: RelayedCall, body: dict[str, Any] | bytes, *, method: str = "POST",
+         path: str = "/v1/messages?beta=true") -> tuple[int, dict[str, Any] | str]:
+    conn = UnixHTTPConnection(call.socket_path)
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    conn.request(method, path, body=data if method == "POST" else None,
+                 headers={"x-api-key": "sk-ant-placeholder", "content-type": "application/json"})
+    response = conn.getresponse()
+    raw = response.read().decode()
+    conn.close()
+    if response.getheader("content-type", "").startswith("application/json"):
+        return response.status, json.loads(raw)
+    return response.status, raw
+
+
+def ask(text: str = "hello", *, max_tokens: int = 4096, stream: bool = True, model: str = MODEL) -> dict[str, Any]:
+    return {"model": model, "max_tokens": max_tokens, "stream": stream,
+            "messages": [{"role": "user", "content": text}]}
+
+
+def served_usd(api: MessagesAPIStandIn, prices: dict[str, ModelPrice] | None = None) -> float:
+    """The stand-in's own bill: every answer it gave, its usage at the model's price."""
+    total = 0.0
+    for answer in api.served:
+        price = price_of(answer["model"], prices or {})
+        assert price is not None, answer
+        total += usage_cost(price, answer["usage"])
+    return total
+
+
+@pytest.fixture
+def relay_to(stand_in):
+    relays: list[ApiRelay] = []
+
+    def start(responder, **kwargs: Any) -> tuple[ApiRelay, MessagesAPIStandIn]:
+        api = stand_in(responder)
+        relay = ApiRelay({"ANTHROPIC_API_KEY": FAKE_KEY, "ANTHROPIC_BASE_URL": api.url}, **kwargs)
+        relays.append(relay)
+        return relay, api
+
+    yield start
+    for relay in relays:
+        relay.close()
+
+
+def test_streamed_and_json_answers_are_metered_at_the_list_price(relay_to):
+    relay, api = relay_to(lambda exchange: Text("an answer " * 40))
+    call = relay.open_call("c", None)
+    assert send(call, ask(stream=True))[0] == 200
+    assert send(call, ask("again", stream=False))[0] == 200
+    reading = call.close()
+    assert reading.requests == 2 and not reading.refusals
+    assert reading.cost_usd == pytest.approx(served_usd(api), abs=1e-9) and reading.cost_usd > 0
+    # The key the relay sent upstream is the real one; the sandbox's placeholder never left.
+    assert {e.api_key for e in api.exchanges} == {FAKE_KEY}
+    assert price_of("claude-sonnet-4-5-20250929", {}) == ANTHROPIC_LIST_PRICES["claude-sonnet-4"]
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("GET", "/v1/models"), ("POST", "/v1/messages/batches"), ("POST", "/v1/files"), ("POST", "/v1/complete"),
+    ("POST", "/v1/messages/../files"), ("POST", "/api/oauth/token"), ("GET", "/v1/messages")])
+def test_only_the_paths_the_cli_uses_are_relayed(relay_to, method, path):
+    relay, api = relay_to(lambda exchange: Text("x"))
+    call = relay.open_call("c", None)
+    status, body = send(call, ask(), method=method, path=path)
+    reading = call.close()
+    assert status == 403 and isinstance(body, dict) and body["error"]["type"] == "permission_error", body
+    assert api.exchanges == [] and api.other_requests == []  # nothing reached the API
+    assert reading.refusals and reading.cost_usd == 0
+
+
+def test_count_tokens_is_relayed_and_free(relay_to):
+    relay, api = relay_to(lambda exchange: Text("x"))
+    call = relay.open_call("c", 0.01)
+    status, body = send(call, ask(), path="/v1/messages/count_tokens?beta=true")
+    assert status == 200 and isinstance(body, dict) and body["input_tokens"] > 0
+    assert call.close().cost_usd == 0
+
+
+def test_a_call_cannot_be_made_to_write_past_its_cap_and_is_then_refused_as_the_api_would(relay_to):
+    """A request asking for 2 M output tokens (about $30 at list price) is lowered to what the cap
+    pays for; once the cap is spent, the next request gets the API's billing error (402)."""
+    relay, api = relay_to(lambda exchange: Text("long", output_tokens=2_000_000))
+    cap = 0.05
+    call = relay.open_call("c", cap)
+    assert send(call, ask(max_tokens=2_000_000))[0] == 200
+    status, body = send(call, ask(max_tokens=2_000_000))
+    reading = call.close()
+    assert status == 402 and isinstance(body, dict) and body["error"]["type"] == "billing_error"
+    assert body["error"]["message"].startswith("budget exhausted")
+    assert len(api.served) == 1 and api.exchanges[0].body["max_tokens"] < 2_000_000
+    served = served_usd(api)
+    assert reading.cost_usd == pytest.approx(served, abs=1e-9)
+    input_usd = api.served[0]["usage"]["input_tokens"] * 3.0 / 1e6
+    assert cap - 1e-4 <= served <= cap + input_usd  # the cap, give or take its last request's input
+    assert reading.budget_refused and len(reading.refusals) == 1
+
+
+def test_a_request_after_the_call_ended_is_refused(relay_to):
+    relay, api = relay_to(lambda exchange: Text("x"))
+    call = relay.open_call("c", None)
+    assert send(call, ask())[0] == 200
+    reading = call.close()
+    with pytest.raises(OSError):  # the call's socket is gone: nothing in its sandbox gets out
+        send(call, ask())
+    refused = call.meter.admit("POST", "/v1/messages", json.dumps(ask()).encode())  # one already let in
+    assert not isinstance(refused, tuple) and refused.status == 403 and "no agent call" in refused.message
+    assert reading.requests == 1 and len(api.served) == 1
+
+
+def test_a_model_without_a_price_costs_the_whole_cap_or_is_unknown(relay_to):
+    relay, api = relay_to(lambda exchange: Text("x"))
+    capped = relay.open_call("capped", 0.2)
+    assert send(capped, ask(model="my-gateway-model"))[0] == 200
+    status, _ = send(capped, ask(model="my-gateway-model"))
+    assert status == 402 and capped.close().cost_usd == pytest.approx(0.2)
+    uncapped = relay.open_call("uncapped", None)
+    assert send(uncapped, ask(model="my-gateway-model"))[0] == 200
+    assert uncapped.close().cost_usd is None
+    # A price in the run's model_prices (the table the OpenAI-compatible backend uses) prices it.
+    priced_relay, priced_api = relay_to(lambda exchange: Text("x"), prices={
+        "my-gateway-model": ModelPrice(input_per_mtok=1.0, output_per_mtok=2.0)})
+    priced = priced_relay.open_call("priced", 0.2)
+    assert send(priced, ask(model="my-gateway-model"))[0] == 200
+    assert priced.close().cost_usd == pytest.approx(
+        served_usd(priced_api, {"my-gateway-model": ModelPrice(input_per_mtok=1.0, output_per_mtok=2.0)}))
+
+
+def test_an_answer_cut_off_costs_the_most_it_could_have(relay_to):
+    relay, api = relay_to(lambda exchange: Drop())
+    call = relay.open_call("c", None)
+    send(call, ask(max_tokens=1000))
+    reading = call.close()
+    input_tokens = api.served[0]["usage"]["input_tokens"]
+    assert reading.cost_usd == pytest.approx((input_tokens * 3.0 + 1000 * 15.0) / 1e6)
+
+
+def test_a_chunked_event_stream_is_read_in_pieces_of_any_size():
+    events = [
+        {"type": "message_start", "message": {"model": "claude-sonnet-4-5", "usage": {
+            "input_tokens": 10, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1000,
+            "output_tokens": 1}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 20}},
+        {"type": "message_stop"},
+    ]
+    sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+    body = b"".join(b"%x\r\n%s\r\n" % (len(sse[i:i + 37]), sse[i:i + 37]) for i in range(0, len(sse), 37)) + b"0\r\n\r\n"
+    raw = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + body
+    for size in (1, 7, 4096):
+        reader = ResponseUsage()
+        for i in range(0, len(raw), size):
+            reader.feed(raw[i:i + size])
+        reader.finish()
+        assert reader.complete and reader.model == "claude-sonnet-4-5"
+        assert usage_cost(ANTHROPIC_LIST_PRICES["claude-sonnet-4"], reader.usage) == pytest.approx(
+            (10 * 3.0 + 100 * 3.75 + 1000 * 0.3 + 20 * 15.0) / 1e6)
+
+
+def test_an_answer_the_api_ended_with_an_error_costs_what_it_had_sent():
+    meter = CallMeter("c", None)
+    admitted = meter.admit("POST", "/v1/messages", json.dumps(ask(max_tokens=32000)).encode())
+    assert isinstance(admitted, tuple) and admitted[0] is not None
+    events = [{"type": "message_start", "message": {"model": MODEL, "usage": {"input_tokens": 1000, "output_tokens": 1}}},
+              {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x" * 400}},
+              {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}]
+    answer = ResponseUsage()
+    answer.feed(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n"
+                + "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode())
+    answer.finish()
+    assert meter.settle(admitted[0], answer) == pytest.approx((1000 * 3.0 + 101 * 15.0) / 1e6)

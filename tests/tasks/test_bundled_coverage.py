@@ -1,0 +1,63 @@
+"""The bundled tasks that widen coverage and the held-out protocol (issue 28): many classes, a
+count, high-cardinality text, 50k rows, missing values; every task in exactly one set."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from engine.tasks import list_bundled, load_task, prepare_bundled
+from engine.tasks.bundled_data import SPECS
+from engine.tasks.protocol import DEVELOPMENT, HELD_OUT, SETS, set_of
+
+# Prepared in the tests (zip-state and flight-delay take longer: their loaders are checked instead).
+PREPARED = ["digits", "seattle-weather", "football-goals", "bird-strike-damage"]
+
+
+def test_every_bundled_task_is_in_exactly_one_set_of_the_protocol():
+    assert sorted(SPECS) == sorted(DEVELOPMENT + HELD_OUT)
+    assert not set(DEVELOPMENT) & set(HELD_OUT)
+    assert {set_of(name) for name in DEVELOPMENT} == {"dev"} and {set_of(name) for name in HELD_OUT} == {"heldout"}
+    assert set_of("my-own-task") is None and set(SETS) == {"dev", "heldout"}
+
+
+def test_the_new_tasks_cover_what_the_old_ones_lacked():
+    infos = {i.name: i for i in list_bundled()}
+    frames = {name: SPECS[name].load() for name in ("digits", "football-goals", "flight-delay", "zip-state",
+                                                      "bird-strike-damage")}
+    assert frames["digits"]["digit"].nunique() == 10
+    assert frames["zip-state"]["state"].nunique() >= 50                       # many classes
+    assert infos["flight-delay"].rows >= 50000                                # a large table
+    delay = frames["flight-delay"]["delay"]
+    assert delay.min() < 0 and delay.skew() > 3                               # skewed, not a count
+    goals = frames["football-goals"]["goals"]
+    assert goals.min() == 0 and (goals == goals.round()).all()                # a count
+    assert frames["football-goals"]["home_team"].nunique() > 100              # high-cardinality text
+    assert frames["flight-delay"]["origin"].nunique() > 200
+    birds = frames["bird-strike-damage"]
+    assert birds["aircraft_make_model"].nunique() > 200 and birds["speed_ias_in_knots"].isna().any()
+    assert 0.05 < birds["damaged"].mean() < 0.2                               # a rare positive class
+    assert not any(c.startswith("cost") for c in birds.columns)               # costs would give damage away
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("coverage")
+    return {name: prepare_bundled(name, root / name) for name in PREPARED}
+
+
+def test_a_new_task_prepares_to_the_same_bytes_twice(prepared, tmp_path):
+    again = prepare_bundled("digits", tmp_path / "digits")
+    for rel in ("public/train.csv", "public/test.csv", "private/answers.csv", "task.json"):
+        assert (prepared["digits"] / "prepared" / rel).read_bytes() == (again / "prepared" / rel).read_bytes(), rel
+
+
+@pytest.mark.parametrize("name", PREPARED)
+def test_answers_stay_private_and_medal_thresholds_are_placed(name, prepared):
+    task = load_task(prepared[name])
+    test, answers = pd.read_csv(task.test_file), pd.read_csv(task.answers)
+    assert SPECS[name].target not in test.columns
+    assert list(test["id"]) == list(answers["id"])
+    board = task.leaderboard
+    assert board.reference_score is not None and board.naive_baseline is not None
+    assert board.reference_score != board.naive_baseline
