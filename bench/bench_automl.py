@@ -164,6 +164,11 @@ def _f(value: float | None, spec: str = ".4f") -> str:
     return "failed" if value is None else format(value, spec)
 
 
+def _pct(value: float | None) -> str:
+    """A signed percentage; a difference that rounds to zero is shown as +0.00%, never -0.00%."""
+    return _f(None if value is None else (0.0 if abs(value) < 5e-5 else value), "+.2%")
+
+
 def _cell(runs: list[dict], limit: float) -> str:
     """Mean score over seeds and the mean fraction of the limit used, e.g. ``30.1200 (97 %)``."""
     score, wall = _m([r.get("score") for r in runs]), _m([r.get("wall_s") for r in runs])
@@ -184,7 +189,7 @@ def table(rows: list[dict], strategies: list[str], peers: list[str]) -> str:
         cells += [_cell([r[w] for r in mine], limit) for w in (*peers, *strategies)]
         for s in strategies:
             ours = _m([r[s]["score"] for r in mine])
-            cells += [_f(relative(ours, _m([r[p]["score"] for r in mine]), rule), "+.2%") for p in peers]
+            cells += [_pct(relative(ours, _m([r[p]["score"] for r in mine]), rule)) for p in peers]
         # Only MLE-STAR has Phase 1 candidates; an evolve-only table has nothing to compare.
         staged = [r["mle-star"] for r in mine if "mle-star" in r and r["mle-star"].get("phase1") is not None]
         kept = sum(1 for run in staged if _not_worse(run, rule))

@@ -129,3 +129,7 @@ def test_a_peer_job_without_a_known_peer_is_a_clear_error(tmp_path):
     proc = subprocess.run([sys.executable, str(_PATH.parent / "automl_peers.py"), str(job)],
                           capture_output=True, text=True)
     assert proc.returncode != 0 and "peer must be one of flaml, ag-medium, ag-best, not 'h2o'" in proc.stderr
+
+
+def test_a_difference_that_rounds_to_zero_is_never_shown_negative():
+    assert [bench._pct(-0.00004), bench._pct(-0.0051), bench._pct(None)] == ["+0.00%", "-0.51%", "failed"]

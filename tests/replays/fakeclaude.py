@@ -39,10 +39,17 @@ def launcher(scenario: str) -> Path:
 def _make(config: PipelineConfig, scenario: str):
     from engine.agents.claude.backend import ClaudeBackend
 
+    class FakeCliBackend(ClaudeBackend):
+        @property
+        def base_url(self) -> str | None:
+            """The fake CLI answers from its script and opens no connection: the start-up check
+            has no endpoint to probe (recording works without a network)."""
+            return None
+
     os.environ.setdefault("CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK", "1")
     # A scripted stand-in for the CLI (a script of this repository): run unsandboxed.
-    return ClaudeBackend(config, env={"ANTHROPIC_API_KEY": FAKE_KEY}, cli_path=launcher(scenario), backoff=(),
-                         sandbox="none")
+    return FakeCliBackend(config, env={"ANTHROPIC_API_KEY": FAKE_KEY}, cli_path=launcher(scenario), backoff=(),
+                          sandbox="none")
 
 
 def backend(config: PipelineConfig):

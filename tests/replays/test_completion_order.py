@@ -38,6 +38,8 @@ class Recorded:
                         if e.type in ("AgentCallCompleted", "AgentCallFailed")}
         self.evaluations = {e.payload["effect_id"]: e.event() for e in log if e.type == "EvaluationCompleted"}
         self.completed = next(e.payload for e in log if e.type == "RunCompleted")
+        # Spend outside any call (the start-up check) counts in the run's money like any other.
+        self.preamble = [e.event() for e in log if e.type == "AgentSpendRecorded" and e.payload["effect_id"] is None]
 
     def agent(self, request: AgentCallRequested) -> Any:
         if request.effect_id not in self.answers:
@@ -74,7 +76,7 @@ def timeless(value: Any, key: str = "") -> Any:
 def rerun(name: str, order_seed: int | None):
     rec = recorded(name)
     return simulate(mle_star, agent=rec.agent, evaluate=rec.evaluate, start=rec.start, order_seed=order_seed,
-                    timers_last=True)
+                    timers_last=True, preamble=rec.preamble)
 
 
 @pytest.mark.parametrize("name", [f.name for f in MLE_STAR])

@@ -9,7 +9,7 @@ scripts; everything else is the real code.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,12 +72,14 @@ def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: Pipeli
              task: TaskDescription | None = None, seed: int = 0, order_seed: int | None = None,
              seconds_per_result: float = 1.0, max_steps: int = 100_000,
              params: dict[str, Any] | None = None, start: RunStarted | None = None,
-             timers_last: bool = False) -> SimRun:
+             timers_last: bool = False, preamble: Sequence[Event] = ()) -> SimRun:
     """Answer effects one at a time: FIFO, or a seeded random pick (``order_seed``); each result
     advances the clock by ``seconds_per_result`` and a picked timer fires at once.
     ``start``: a whole recorded RunStarted to begin with (config/task/seed/params then unused).
     ``timers_last``: a timer is picked only when nothing else is pending (a long time limit, as in
-    a real run), so a random order permutes agent and evaluation results without hitting deadlines."""
+    a real run), so a random order permutes agent and evaluation results without hitting deadlines.
+    ``preamble``: inputs that arrive right after the start, before any effect's result (e.g. a
+    recorded run's start-up check spend, ``AgentSpendRecorded``)."""
     rng = random.Random(order_seed)
 
     def pick(pending: list[_Pending], now: float) -> tuple[_Pending, float]:
@@ -88,7 +90,7 @@ def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: Pipeli
         return item, max(now + seconds_per_result, at)
 
     return _run(main, pick, agent=agent, evaluate=evaluate, config=config, task=task, seed=seed,
-                max_steps=max_steps, params=params, start=start)
+                max_steps=max_steps, params=params, start=start, preamble=preamble)
 
 
 def simulate_clock(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None = None,
@@ -123,7 +125,8 @@ class _Pending:
 
 def _run(main: Callable, pick: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None,
          task: TaskDescription | None, seed: int, max_steps: int, params: dict[str, Any] | None,
-         due: Callable[[Any, float], float] | None = None, start: RunStarted | None = None) -> SimRun:
+         due: Callable[[Any, float], float] | None = None, start: RunStarted | None = None,
+         preamble: Sequence[Event] = ()) -> SimRun:
     rt = Runtime(main)
     run = SimRun()
     if start is None:
@@ -153,6 +156,9 @@ def _run(main: Callable, pick: Callable, *, agent: AgentFn, evaluate: EvalFn, co
 
     run.events.append(("run", start))
     take(rt.feed(start))
+    for event in preamble:
+        run.events.append(("input", event))
+        take(rt.feed(event))
     steps = 0
     while pending and run.completed is None and run.failed is None:
         steps += 1
