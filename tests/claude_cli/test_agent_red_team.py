@@ -7,8 +7,6 @@ out to the network. Every attempt must fail, and nothing may change on the host.
 from __future__ import annotations
 
 import os
-import socket
-import threading
 from pathlib import Path
 
 import anyio
@@ -20,6 +18,7 @@ from events.core import AgentCallCompleted
 from events.domain import DataModality, MetricDirection, PipelineConfig, TaskDescription, TaskType
 from handlers.prompts import build_request
 from tests.claude_cli.conftest import FAKE_KEY, MODEL
+from tests.support.listener import counting_listener
 from tests.support.messages_api import Text, ToolCall, Tools, tool_result_text
 
 ANSWERS = "id,species\n1,setosa\n"
@@ -38,28 +37,8 @@ def task(tmp_path: Path) -> Path:
 @pytest.fixture
 def listener():
     """A TCP port on the host's loopback that counts who connects (it must stay at 0)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    server.settimeout(0.2)
-    hits: list[str] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, addr = server.accept()
-            except OSError:
-                continue
-            hits.append(str(addr))
-            conn.close()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], hits
-    stop.set()
-    thread.join(timeout=2)
-    server.close()
+    with counting_listener("127.0.0.1") as port_and_hits:
+        yield port_and_hits
 
 
 def hostile(attacks: list[ToolCall], seen: list[tuple[str, str]]):

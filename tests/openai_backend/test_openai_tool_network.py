@@ -6,8 +6,6 @@ sandbox, talks to the model, and it meters every turn (``openai/chat.py``)."""
 from __future__ import annotations
 
 import shlex
-import socket
-import threading
 from pathlib import Path
 
 import anyio
@@ -20,6 +18,7 @@ from events.core import AgentCallCompleted, AgentCallRequested
 from events.domain import PipelineConfig
 from tests.openai_backend.chat_api import Call, Exchange, Text, Tools
 from tests.openai_backend.conftest import FAKE_KEY, MODEL
+from tests.support.listener import counting_listener
 
 CODE = "print('Final Validation Performance: 0.9')"
 
@@ -27,28 +26,8 @@ CODE = "print('Final Validation Performance: 0.9')"
 @pytest.fixture
 def listener():
     """A TCP port on every address of the host that counts who connects (it must stay at 0)."""
-    server = socket.socket()
-    server.bind(("0.0.0.0", 0))
-    server.listen(8)
-    server.settimeout(0.2)
-    hits: list[str] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, addr = server.accept()
-            except OSError:
-                continue
-            hits.append(str(addr))
-            conn.close()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], hits
-    stop.set()
-    thread.join(timeout=2)
-    server.close()
+    with counting_listener("0.0.0.0") as port_and_hits:
+        yield port_and_hits
 
 
 def probe(api_url: str, port: int) -> str:

@@ -342,8 +342,9 @@ class ClaudeBackend:
         except TimeoutError:
             cost = getattr(stream.result, "total_cost_usd", None)
             return _Attempt(failure=Failure(cut_message(limit or 0.0, (
-                f"spend unknown ({stream.tokens['input_tokens']} input / "
-                f"{stream.tokens['output_tokens']} output tokens streamed)")), transient=False,
+                f"cut before the CLI reported its cost ({stream.tokens['input_tokens']} input / "
+                f"{stream.tokens['output_tokens']} output tokens streamed; the relay's meter, when it "
+                "is in the path, records what was spent)")), transient=False,
                 cost_usd=float(cost) if cost is not None else None))
         except UnknownRole as exc:  # no try can succeed: fail at once, and say which role
             return _Attempt(failure=Failure(str(exc), transient=False))
