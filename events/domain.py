@@ -144,6 +144,10 @@ class PipelineConfig(BaseModel):
     max_debug_attempts: int = Field(default=3, ge=1)
     max_budget_usd: float | None = Field(default=None, gt=0)
     phase_time_budget: PhaseTimeBudget | None = None
+    # How many steps the loops run (handlers.step_policy): "fixed" runs the counts above (the
+    # paper's and quick presets; a config recorded before this field existed means "fixed"),
+    # "time" treats them as upper bounds and lets the time plan decide (the ``time`` preset).
+    step_policy: Literal["fixed", "time"] = "fixed"
     # dontAsk + the role's tools as the allow-list: runs unattended, also under root, where the
     # Claude CLI refuses bypassPermissions.
     permission_mode: str = "dontAsk"
@@ -193,6 +197,8 @@ class PipelineConfig(BaseModel):
         data = handler(self)
         if isinstance(data, dict) and data.get("sandbox") == "auto":
             data.pop("sandbox")
+        if isinstance(data, dict) and data.get("step_policy") == "fixed":
+            data.pop("step_policy")
         if isinstance(data, dict) and not data.get("model_prices"):
             data.pop("model_prices", None)
         if isinstance(data, dict) and data.get("evaluation_executor") == "local":

@@ -19,6 +19,13 @@ chosen script on the full data:
 best, ``evolve``'s best valid node); its slowest evaluation, else (nothing scored yet, or a
 strategy that does not say) the slowest scored evaluation of the run.
 
+In the time mode (``config.step_policy == "time"``, ``handlers.step_policy``), whose search fills
+every window up to the finalize-now point, the floor gives way to the measurement once there is
+one: ``reserve = min(T / 2, max(finalization share × T, need))`` (``need`` is already two runs of
+the solution and four of the slowest agent calls), so a short run does not leave most of a 20 s
+floor unused after a finalization measured to take a few seconds. The fixed-step presets keep the
+floor (their recorded runs decide as before).
+
 and the finalize-now point is ``T − reserve`` (REQ-OR-034's "less than max(10 %, 5 min) left":
 the 10 % is the share; the 5 minutes became the measurement, see docs/decisions.md). The reserve
 grows as slower evaluations are seen; a window already given is not shrunk.
@@ -120,12 +127,14 @@ class TimePlan:
     shares: dict[str, float]
     measured: Measured = field(default_factory=Measured, compare=False)
     finalizing: Callable[[], str | None] | None = field(default=None, compare=False)  # the solution id
+    measured_floor: bool = False   # the time mode: the floor gives way to the measurement (module doc)
 
     @classmethod
     def from_config(cls, config: PipelineConfig, *, start_s: float = 0.0, measured: Measured | None = None,
                     finalizing: Callable[[], str | None] | None = None) -> TimePlan:
         return cls(start_s=start_s, limit_s=float(config.time_limit_seconds), shares=shares_of(config),
-                   measured=measured if measured is not None else Measured(), finalizing=finalizing)
+                   measured=measured if measured is not None else Measured(), finalizing=finalizing,
+                   measured_floor=config.step_policy == "time")
 
     @property
     def end_s(self) -> float:
@@ -141,7 +150,8 @@ class TimePlan:
     def reserve_s(self) -> float:
         """The time before the end from which only finalization runs (see the module doc)."""
         solution_id = self.finalizing() if self.finalizing is not None else None
-        return reserve_for(self.limit_s, self.shares[FINALIZATION], self.measured.finalization_need_s(solution_id))
+        return reserve_for(self.limit_s, self.shares[FINALIZATION], self.measured.finalization_need_s(solution_id),
+                           measured_floor=self.measured_floor)
 
     @property
     def finalize_at_s(self) -> float:
@@ -182,9 +192,12 @@ def shares_of(config: PipelineConfig) -> dict[str, float]:
             FINALIZATION: budget.finalization_pct}
 
 
-def reserve_for(limit_s: float, finalization_pct: float, need_s: float = 0.0) -> float:
-    """Finalization's reserve for a limit, its share and what it was measured to need."""
-    wanted = max(finalization_pct / 100.0 * limit_s, FINALIZATION_FLOOR_S, need_s)
+def reserve_for(limit_s: float, finalization_pct: float, need_s: float = 0.0, *,
+                measured_floor: bool = False) -> float:
+    """Finalization's reserve for a limit, its share and what it was measured to need
+    (``measured_floor``: the time mode's floor, see the module doc)."""
+    floor = 0.0 if measured_floor and need_s > 0 else FINALIZATION_FLOOR_S
+    wanted = max(finalization_pct / 100.0 * limit_s, floor, need_s)
     return min(MAX_RESERVE_FRACTION * limit_s, wanted)
 
 

@@ -61,7 +61,7 @@ def start(
                                         "Leave out to continue a recorded campaign as planned."),
     seeds: str = typer.Option("0", "--seeds", help="Seeds: 0,1,2 or 0-4."),
     strategy: str = typer.Option("mle-star", "--strategy", help="mle-star | evolve | module:function (comma-separated for several)."),
-    preset: str = typer.Option("quick", "--preset", help="paper | quick (comma-separated for several)."),
+    preset: str = typer.Option("quick", "--preset", help="paper | quick | time (comma-separated for several)."),
     agent: str = typer.Option("builtin", "--agent", help="builtin | claude | openai | … (comma-separated for several)."),
     set_: list[str] = typer.Option([], "--set", help="Override a setting of every run: key=value (repeatable)."),
     time_limit: int | None = typer.Option(None, "--time-limit", help="Seconds for each run."),

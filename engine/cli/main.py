@@ -114,7 +114,7 @@ def start(
     task: str = typer.Option(..., "--task", help="A bundled task name or a task directory."),
     strategy: str = typer.Option("mle-star", "--strategy", help="mle-star | evolve | module:function"),
     agent: str = typer.Option("auto", "--agent", help="claude | openai | builtin | replay:RUN_ID | auto | module:Attr"),
-    preset: str = typer.Option("paper", "--preset", help="paper | quick"),
+    preset: str = typer.Option("paper", "--preset", help="paper | quick | time (the time plan decides the step counts; use with --time-limit)"),
     config: Path | None = typer.Option(None, "--config", help="YAML/JSON file of settings."),
     set_: list[str] = typer.Option([], "--set", help="Override a setting: key=value (repeatable)."),
     seed: int = typer.Option(0, "--seed"),

@@ -21,6 +21,11 @@ PRESETS: dict[str, dict[str, Any]] = {
     "quick": {"num_retrieved_models": 2, "outer_loop_steps": 1, "inner_loop_steps": 2,
               "num_parallel_solutions": 2, "ensemble_rounds": 2, "max_steps": 12,
               "phase1_target_nodes": 3},
+    # Anytime (issue 28): the time plan, not step counts, decides how many candidates, outer and
+    # inner refinement steps, ensemble rounds and evolve nodes run; the counts are upper bounds
+    # (handlers.step_policy). Meant with --time-limit: without one the limit is 24 h.
+    "time": {"step_policy": "time", "num_retrieved_models": 8, "outer_loop_steps": 20, "inner_loop_steps": 4,
+             "num_parallel_solutions": 2, "ensemble_rounds": 20, "max_steps": 1000},
 }
 
 

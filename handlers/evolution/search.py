@@ -19,6 +19,10 @@ timer at the finalize-now point cuts the steps still running (they append no nod
 names them). Finalization is cut at the time limit like MLE-STAR's
 (``handlers.finalization.finalize_within``).
 
+Time mode (``config.step_policy == "time"``, ``handlers.step_policy``): ``max_steps`` is only an
+upper bound (the ``time`` preset makes it generous); a step starts while the search's window
+holds one more as long as the steps so far took, so the search runs until its window says stop.
+
 Money: the search stops starting work (``cost_limit``) at the same point as MLE-STAR's, the
 search's share of ``max_budget_usd`` (``handlers.money.search_budget_usd``; finalization keeps
 the rest), or once a call was stopped for want of money (refused or cut at its cap by the
@@ -29,6 +33,7 @@ never one nobody could pay for.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import Any, Literal
 
 from events.core import PhaseCompleted, PhaseStarted
@@ -44,6 +49,7 @@ from handlers.finalization import finalize_within
 from handlers.futures import Cancelled
 from handlers.money import search_budget_usd, search_money_short
 from handlers.runtime import Task, Workflow
+from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven
 from handlers.timebudget import TimePlan
 from handlers.toolkit import info, warn
 
@@ -78,6 +84,9 @@ class Search:
         # T counts from driven 0; the reserve follows the evaluation of the best valid node (timebudget)
         self.plan = TimePlan.from_config(self.cfg, measured=wf.measured, finalizing=self.best_solution_id)
         self.search_start = wf.now
+        # Time mode: max_steps is only an upper bound; steps start while the window holds one more.
+        self.timed = time_driven(self.cfg)
+        self.steps = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 2))   # generate, review, a run
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -95,9 +104,11 @@ class Search:
         return self.deadline().passed(self.wf.now)
 
     def halt(self) -> Halt | None:
-        """Why no new work may start ("" when it may): the time limit, or the search's money
-        spent (its share of ``max_budget_usd``, or a budget stop; see the module doc)."""
-        if self.time_up():
+        """Why no new work may start ("" when it may): the time limit (time mode: also when the
+        search's window does not hold one more step, ``handlers.step_policy``), or the search's
+        money spent (its share of ``max_budget_usd``, or a budget stop; see the module doc)."""
+        if self.time_up() or (self.timed and not room_for_another(self.deadline(), self.wf.now,
+                                                                   self.steps.estimate_s)):
             return "time_limit"
         cap = self.cfg.max_budget_usd
         spent, calls = self.wf.cost_usd, self.wf.agent_calls
@@ -127,7 +138,8 @@ class Search:
                                  merge_plans=self.merge_plans)
                 self.started += 1
                 launched += 1
-                running.append(self.wf.spawn(run_step(swf, self.journal, plan, deadline_s=deadline.soft_s),
+                step = run_step(swf, self.journal, plan, deadline_s=deadline.soft_s)
+                running.append(self.wf.spawn(self.timed_step(step) if self.timed else step,
                                              name=f"step-{plan.step}"))
             if not running:
                 if not guard.done:
@@ -141,6 +153,11 @@ class Search:
                 await running.pop(i)  # re-raises a handler error of the step
             except Cancelled:  # it asked for work past the hard end (DeadlineReached): no node
                 pass
+
+    async def timed_step(self, step: Coroutine[Any, Any, Any]) -> None:
+        started = self.wf.now
+        await step
+        self.steps.took(started, self.wf.now)
 
     async def cut(self, running: list[Task]) -> None:
         """The search's hard end came with steps in flight: cancel them (no node for them)."""

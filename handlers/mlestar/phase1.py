@@ -44,9 +44,10 @@ from handlers.deadline import Deadline
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.mlestar.bestsofar import rebase_best
 from handlers.money import budget_stopped
-from handlers.runtime import Workflow
+from handlers.runtime import Task, Workflow
 from handlers.safety import check_and_fix_leakage, check_data_usage
-from handlers.toolkit import ask, code_of, past, score_rule, timeout_for, warn
+from handlers.step_policy import StepTimer, room_for_another, time_driven
+from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, timeout_for, warn
 
 BUDGET_STOPPED = "stopped by the budget: A_init's call was refused or cut for want of money"
 
@@ -61,7 +62,12 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None, end_s: fl
     M = wf.config.num_retrieved_models
 
     models = await retrieve_models(wf, M)                                        # line 1
-    evaluated = await draft_candidates(wf, models, deadline_s)                   # lines 2-5
+    timed, drafts = time_driven(wf.config), StepTimer()
+    evaluated = await draft_candidates(wf, models, deadline_s, drafts)           # lines 2-5
+    if len(evaluated) < len(models):  # time mode: the window held no more drafts
+        info(wf, f"time mode: {len(evaluated)} of {len(models)} candidates drafted, no time for another in "
+                 "phase 1's window", drafted=len(evaluated), retrieved=len(models), draft_s=drafts.estimate_s)
+        models = models[:len(evaluated)]
     candidates = [ev.solution for ev in evaluated]
     scores = [ev.score if ev.ok else None for ev in evaluated]
 
@@ -79,13 +85,20 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None, end_s: fl
     s0, s0_id = evaluated[ranked[0]].solution, evaluated[ranked[0]].solution_id
     h_best: float = ranked_scores[0]                                             # line 7
 
+    merges = StepTimer(prior_s=drafts.estimate_s)  # a merge is a call and a run, as a draft is
     for n, i in enumerate(ranked[1:]):                                           # lines 8-17
-        if past(wf, deadline_s):  # no merge starts after the soft end: s_0 goes to the checks as it is
-            wf.record(WorkCut(unit="phase1", reason="phase1 deadline reached", at_s=wf.now,
+        # No merge starts after the soft end (time mode: nor one that would not end before it):
+        # s_0 goes to the checks as it is.
+        no_time = timed and not room_for_another(deadline_of(wf, deadline_s), wf.now, merges.estimate_s)
+        if past(wf, deadline_s) or no_time:
+            wf.record(WorkCut(unit="phase1", reason="no time for another merge in phase 1's window" if no_time
+                              and not past(wf, deadline_s) else "phase1 deadline reached", at_s=wf.now,
                               where=f"merge {n + 1} of {len(ranked) - 1}", steps_done=n,
                               kept_solution_id=s0_id, kept_score=h_best))
             break
+        started = wf.now
         merged = await merge_solutions(own, s0, s0_id, evaluated[i], i, deadline_s)
+        merges.took(started, wf.now)
         if merged is not None and merged.ok and merged.score is not None and rule.at_least(merged.score, h_best):
             s0, s0_id, h_best = merged.solution, merged.solution_id, merged.score
             wf.record(MergeDecided(candidate_index=i, accepted=True, score=h_best, best=h_best,
@@ -126,19 +139,47 @@ async def retrieve_models(wf: Workflow, M: int) -> list[RetrievedModel]:
     return usable
 
 
-async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_s: float | None) -> list[Evaluated]:
+async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_s: float | None,
+                           timer: StepTimer | None = None) -> list[Evaluated]:
     """Lines 2-5 for every model, concurrently, in model order whatever order they finish in.
 
     Once Phase 1's soft end has passed and some candidate has a score, the drafts still running
     are cut (each recorded as a candidate without a score): the pipeline lets a Phase 1 that has
     nothing usable run past its window, up to the finalize-now point, to get *one* solution,
     not to finish them all while Phase 2 and Phase 3 wait. Before the soft end, or while no
-    candidate has a score, every draft runs to its end."""
-    tasks = [wf.spawn(generate_candidate(wf, i, m), f"candidate-{i}") for i, m in enumerate(models)]
-    while not all(t.done for t in tasks):
-        if past(wf, deadline_s) and any(t.done and t.result.error is None and t.result.value.ok for t in tasks):
+    candidate has a score, every draft runs to its end.
+
+    Time mode (``handlers.step_policy``): the models are drafted in order, as many at once as
+    evaluations may run, and a further draft starts only while Phase 1's window holds one more
+    (as long as the drafts so far took, ``timer``; while none has a score, the extension's window);
+    the list returned covers the drafted ones."""
+    timer = timer if timer is not None else StepTimer()
+    timed, window = time_driven(wf.config), deadline_of(wf, deadline_s)
+
+    async def timed_draft(i: int, model: RetrievedModel) -> Evaluated:
+        started = wf.now
+        ev = await generate_candidate(wf, i, model)
+        timer.took(started, wf.now)
+        return ev
+
+    tasks: list[Task] = []
+    first = min(len(models), wf.config.max_concurrent_evaluations) if timed else len(models)
+    for i in range(first):
+        tasks.append(wf.spawn(timed_draft(i, models[i]) if timed else generate_candidate(wf, i, models[i]),
+                              f"candidate-{i}"))
+    while True:
+        scored = any(t.done and t.result.error is None and t.result.value.ok for t in tasks)
+        # while none has a score, further drafts may use the extension (the workflow's deadline)
+        room = window if scored else deadline_of(wf)
+        while (timed and len(tasks) < len(models) and sum(not t.done for t in tasks) < first
+               and room_for_another(room, wf.now, timer.estimate_s)):
+            tasks.append(wf.spawn(timed_draft(len(tasks), models[len(tasks)]), f"candidate-{len(tasks)}"))
+        pending = [t for t in tasks if not t.done]
+        if not pending:
             break
-        await wf.first(*(t for t in tasks if not t.done))
+        if past(wf, deadline_s) and scored:
+            break
+        await wf.first(*pending)
     cut = [i for i, t in enumerate(tasks) if not t.done]
     for i in cut:
         wf.cancel(tasks[i], "phase1 deadline reached with a scored candidate")
@@ -153,7 +194,7 @@ async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_
     if cut:
         k = rank_candidates([ev.score if ev.ok else None for ev in evaluated], score_rule(wf))[0]  # s_0-to-be
         wf.record(WorkCut(unit="phase1", reason="phase1 deadline reached", at_s=wf.now,
-                          where=f"candidates {', '.join(map(str, cut))}", steps_done=len(models) - len(cut),
+                          where=f"candidates {', '.join(map(str, cut))}", steps_done=len(tasks) - len(cut),
                           kept_solution_id=evaluated[k].solution_id, kept_score=evaluated[k].score))
     return evaluated
 

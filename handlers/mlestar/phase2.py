@@ -31,11 +31,14 @@ Choices where the specs conflict (digest 05 §10):
   other plans). Both budgets are separate: at most 4 extractor calls per step.
 * The time budget is checked before each outer step (and each inner attempt): past the
   deadline the remaining steps are recorded as skipped and the path keeps its best so far.
+* Time mode (``handlers.step_policy``): T is an upper bound; a step starts while the path's
+  window holds one more (its measured overhead and one attempt), each step's inner loop gets an
+  even part of what is left for as many steps as fit, and the records are the steps that ran.
+  The extractor and its recovery ladder live in ``handlers.mlestar.phase2_extract``.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +46,6 @@ from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
 from events.domain import (
     AgentType,
     CodeBlock,
-    ExtractorOutput,
     Phase2Result,
     PipelineError,
     SolutionPhase,
@@ -53,7 +55,6 @@ from events.phase2 import (
     AblationSummarized,
     BlockExtracted,
     BlockExtractionFailed,
-    BlockMatch,
     OuterStepCompleted,
     PathFailed,
 )
@@ -61,6 +62,7 @@ from events.pipeline import WorkCut
 from events.score import Ties
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, evaluate_with_retry
+from handlers.mlestar.phase2_extract import Extraction, NoBlock, extract_block, parse_extractor
 from handlers.mlestar.phase2_inner import (
     locate_block,
     past_deadline,
@@ -68,26 +70,25 @@ from handlers.mlestar.phase2_inner import (
     run_phase2_inner_loop,
     validate_code_block,
 )
-from handlers.prompts import build_request, extract_code_block
 from handlers.runtime import Cancelled, Workflow
-from handlers.toolkit import AgentReply, ask, code_of, deadline_of, info, score_rule, warn, with_score
+from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, steps_that_fit, time_driven
+from handlers.toolkit import ask, code_of, deadline_of, info, score_rule, warn, with_score
 
 AUTO_SUMMARY_PREFIX = "[Auto-summary from raw output] "
 RAW_TAIL_CHARS = 2000
 ABLATION_FAILED_NOTE = ("The ablation study could not be run at this step, so there are no new findings. "
                         "Rely on the earlier studies and on the solution itself.")
-MAX_PARSE_RETRIES = 1   # REQ-P2O-034
-MAX_REASKS = 2          # REQ-P2O-018
 
 
 # --- §1-2: ablation study -----------------------------------------------------------------
 
 
 def ablation_timeout(wf: Workflow, deadline_s: float | None) -> float:
-    """REQ-P2O-035: min(time_limit / (2T), 600) s, and never past the path's deadline."""
-    cfg = wf.config
-    spec = min(cfg.time_limit_seconds / (2 * cfg.outer_loop_steps), 600.0)
-    return deadline_of(wf, deadline_s).timeout(wf.now, spec, floor_s=1.0)
+    """REQ-P2O-035: min(time_limit / (2T), 600) s, and never past the path's deadline. In the time
+    mode T is only an upper bound, so half the path's time left takes the place of time_limit / T."""
+    cfg, deadline = wf.config, deadline_of(wf, deadline_s)
+    share = deadline.soft_left(wf.now) / 2 if time_driven(cfg) else cfg.time_limit_seconds / (2 * cfg.outer_loop_steps)
+    return deadline.timeout(wf.now, min(share, 600.0), floor_s=1.0)
 
 
 async def write_ablation(wf: Workflow, t: int, s_t: SolutionScript, summaries: list[str],
@@ -127,101 +128,6 @@ async def summarize(wf: Workflow, t: int, script: str, raw: str,
     warn(wf, "summarizer gave no usable answer; using the raw output (REQ-P2O-036)", outer_step=t,
          raw=str(getattr(reply, "text", None) or getattr(reply, "error", ""))[:500])
     return AUTO_SUMMARY_PREFIX + raw[-RAW_TAIL_CHARS:], True
-
-
-# --- §4-5: extractor and code-block validation --------------------------------------------
-
-
-def parse_extractor(reply: AgentReply) -> ExtractorOutput | None:
-    """REQ-P2O-014: the structured answer, else JSON in the text (a bare list of plans accepted)."""
-    if not isinstance(reply, AgentCallCompleted):
-        return None
-    data: Any = reply.structured
-    if data is None:
-        text = reply.text or ""
-        try:
-            data = json.loads(extract_code_block(text) if "```" in text else text)
-        except ValueError:
-            return None
-    if isinstance(data, list):
-        data = {"plans": data}
-    try:
-        return ExtractorOutput.model_validate(data)
-    except ValueError:
-        return None
-
-
-def reask_note(bad_block: str) -> str:
-    return ("\n\nIMPORTANT: the code block you chose last time is not in the current solution:\n"
-            f"```python\n{bad_block[:1000]}\n```\n"
-            "Copy the code block exactly as it appears in the current solution, character for "
-            "character, with the same indentation and line breaks.")
-
-
-@dataclass(frozen=True)
-class Extraction:
-    code_block: str
-    plan: str
-    match: BlockMatch
-    calls: int
-    plan_index: int = 0
-
-
-@dataclass(frozen=True)
-class NoBlock:
-    reason: str
-    calls: int
-
-
-async def _ask_extractor(wf: Workflow, variables: dict[str, Any], *, name: str, note: str | None,
-                         session_key: str | None) -> AgentReply:
-    request = build_request(AgentType.extractor, variables, effect_id=wf.effect_id(name), session_key=session_key)
-    if note:  # the corrective note is part of the logged prompt and of its variables
-        request = request.model_copy(update={"prompt": request.prompt + note,
-                                             "variables": {**request.variables, "corrective_note": note}})
-    return await wf.agent(request)
-
-
-async def extract_block(wf: Workflow, t: int, s_t: SolutionScript, summary: str, previous_blocks: list[str],
-                        session_key: str | None) -> Extraction | NoBlock:
-    """A_extractor with the recovery ladder of REQ-P2O-018/034: the block, or why there is none."""
-    variables = {"solution_script": s_t.content, "ablation_summary": summary,
-                 "previous_code_blocks": previous_blocks}
-    answers: list[ExtractorOutput] = []
-    calls = parse_failures = reasks = 0
-    note: str | None = None
-    while True:
-        calls += 1
-        reply = await _ask_extractor(wf, variables, name=f"t{t}/extractor" + (f"-{calls}" if calls > 1 else ""),
-                                     note=note, session_key=session_key)
-        answer = parse_extractor(reply)
-        if answer is None:                                        # REQ-P2O-034: re-ask once
-            warn(wf, "extractor answer is not a valid ExtractorOutput", outer_step=t, call=calls,
-                 raw=str(getattr(reply, "text", None) or getattr(reply, "error", ""))[:500])
-            if parse_failures >= MAX_PARSE_RETRIES:
-                break
-            parse_failures += 1
-            continue
-        answers.append(answer)
-        first = answer.plans[0]
-        found = locate_block(first.code_block, s_t.content) if first.plan.strip() else None
-        if found is not None:                                     # rungs 0-1 (exact, normalised)
-            info(wf, "code block validated", outer_step=t, method=found[1], reasks=reasks)
-            return Extraction(found[0], first.plan.strip(), "reasked" if reasks else found[1], calls)
-        warn(wf, "extractor's code block is not in the solution", outer_step=t, block=first.code_block[:100],
-             reask=reasks + 1 if reasks < MAX_REASKS else None)
-        if reasks >= MAX_REASKS:
-            break
-        reasks += 1                                               # rung 2: corrective re-ask
-        note = reask_note(first.code_block)
-    for answer in answers:                                        # rung 3: the other plans
-        for i, alt in enumerate(answer.plans[1:], start=1):
-            found = locate_block(alt.code_block, s_t.content) if alt.plan.strip() else None
-            if found is not None:
-                return Extraction(found[0], alt.plan.strip(), "alternative", calls, plan_index=i)
-    if not answers:                                               # rung 4: skip the step
-        return NoBlock("the extractor gave no parseable answer (REQ-P2O-034)", calls)
-    return NoBlock("no proposed code block occurs in the solution (REQ-P2O-018)", calls)
 
 
 # --- §6-7: the outer loop of one path ------------------------------------------------------
@@ -275,9 +181,19 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
     progress.keep_best(s_final, h_best, best_id)
     T_abl, C, history = progress.summaries, progress.blocks, progress.history   # shared with a cut
 
+    # Time mode (handlers.step_policy): T is an upper bound; a step starts while the path's window
+    # holds one more (its overhead and one attempt), and its inner loop fills its part of the rest.
+    timed, window = time_driven(wf.config), deadline_of(wf, deadline_s)
+    overhead = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 3))   # ablation, its run, summary, extractor
+    attempt = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 2))    # planner, coder, a run
     for t in range(T):
         progress.step = t
         summary, block, plan, attempts, skip = "", "", "", [], None
+        step_start, step_end = wf.now, None
+        if timed and not room_for_another(window, wf.now, overhead.estimate_s + attempt.estimate_s):
+            info(wf, "time mode: no time for another outer step in the path's window", steps_done=t,
+                 left_s=window.soft_left(wf.now), step_s=overhead.estimate_s + attempt.estimate_s)
+            break
         if past_deadline(wf, deadline_s):
             skip = "deadline reached"
         else:
@@ -302,10 +218,17 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
                 block, plan = found.code_block, found.plan
                 wf.record(BlockExtracted(outer_step=t, code_block=block, plan=plan, match=found.match,
                                          extractor_calls=found.calls, plan_index=found.plan_index))
+                if timed:  # this step's even part of the time left, for as many steps as fit in it
+                    overhead.took(step_start, wf.now)
+                    left = window.soft_left(step_start)
+                    n = steps_that_fit(left, overhead.estimate_s + wf.config.inner_loop_steps * attempt.estimate_s,
+                                       T - t)
+                    step_end = step_start + left / n
                 # L9-25: K attempts on the ORIGINAL block of s_t.
                 inner = await run_phase2_inner_loop(wf, s_t, CodeBlock(content=block, outer_step=t), plan, h_best,
                                                     deadline_s=deadline_s, session_key=session_key,
-                                                    budget_s=budget_s, on_best=progress.keep_best)
+                                                    budget_s=budget_s, on_best=progress.keep_best,
+                                                    step_end_s=step_end, attempt_timer=attempt if timed else None)
                 attempts = inner.attempts
                 # Compare scores, not inner.improved (strict): ties move s_t on (REQ-P2O-027).
                 if rule.at_least(inner.best_score, h_best):

@@ -21,6 +21,10 @@ Choices where the specs leave room (digest 06 §8):
 * Once the path's deadline has passed, the remaining attempts are recorded as skipped
   (``"[skipped: deadline reached]"``, no agent call, no evaluation), so there are still K
   records while the path stops spending time.
+* Time mode (``handlers.step_policy``): K is not a count but what fits: attempts start while
+  the outer step's part of the path's window (``step_end_s``) holds one more as long as the
+  path's attempts took (``attempt_timer``), at most ``INNER_CAP_FACTOR`` × ``inner_loop_steps``;
+  the records are the attempts that ran.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from events.score import usable
 from handlers.evaluation import EvalPolicy, evaluate_with_retry
 from handlers.prompts import extract_code_block
 from handlers.runtime import Workflow
+from handlers.step_policy import INNER_CAP_FACTOR, StepTimer, room_for_another
 from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, warn
 
 PLANNER_FAILED = "[planner failed]"
@@ -165,9 +170,16 @@ async def run_phase2_inner_loop(
     session_key: str | None = None,
     budget_s: float | None = None,  # the path's budget at its start (default: as seen now)
     on_best: Callable[[SolutionScript, float, str], None] | None = None,  # told of every new best
+    step_end_s: float | None = None,        # time mode: this outer step's part of the path's window
+    attempt_timer: StepTimer | None = None,  # time mode: how long attempts take (the path's, shared)
 ) -> InnerLoopResult:
     t = code_block.outer_step or 0
-    K = wf.config.inner_loop_steps
+    # Time mode (handlers.step_policy): K is how many attempts fit, up to INNER_CAP_FACTOR × K.
+    timed = attempt_timer is not None
+    K = wf.config.inner_loop_steps * (INNER_CAP_FACTOR if timed else 1)
+    path_window = deadline_of(wf, deadline_s)
+    step_window = path_window.narrowed(soft_s=step_end_s)
+    started: float | None = None
     rule = score_rule(wf)
     c_t, parent_id = code_block.content, solution.solution_id
     budget = path_budget_s(wf, deadline_s) if budget_s is None else budget_s
@@ -190,6 +202,16 @@ async def run_phase2_inner_loop(
          h_best=best_score, K=K)
     for k in range(K):
         name = f"t{t}/k{k}"
+        if attempt_timer is not None:
+            if started is not None:
+                attempt_timer.took(started, wf.now)
+            # the first attempt may use the path's window (the outer step made room for it)
+            if not room_for_another(step_window if k else path_window, wf.now, attempt_timer.estimate_s):
+                info(wf, "time mode: no time for another attempt in the step's part of the window",
+                     outer_step=t, attempts=k, left_s=step_window.soft_left(wf.now), attempt_s=attempt_timer.estimate_s)
+                started = None
+                break
+            started = wf.now
         if past_deadline(wf, deadline_s):
             record(k, DEADLINE_SKIPPED, None, "", False, failure="deadline", history=False)
             continue
@@ -238,6 +260,8 @@ async def run_phase2_inner_loop(
         record(k, plan, h_k, c_k, improved, failure=None if h_k is not None else "evaluation",
                solution_id=ev.solution_id)
 
+    if attempt_timer is not None and started is not None:
+        attempt_timer.took(started, wf.now)
     result = InnerLoopResult(best_solution=best_sol, best_score=best, attempts=attempts,
                              improved=rule.improves(best, best_score))    # strict (P2I-036)
     info(wf, "inner loop complete", outer_step=t, attempts=len(attempts),

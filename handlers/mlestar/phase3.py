@@ -30,6 +30,9 @@ Decisions where the specs leave room (each is tested):
   evaluation of a round; once it has passed no new work starts and every remaining round is
   recorded as a placeholder attempt (plan ``DEADLINE_PLAN``, reason given). Evaluation
   timeouts and debug retries are capped by it too.
+* Time mode (``handlers.step_policy``): R is an upper bound; after the first round another
+  starts only while the window holds one more as long as the rounds so far took, and the
+  attempts are the rounds that ran (fewer than R, no placeholders).
 * REQ-P3-029's "error summary (first line of traceback)" is taken as the traceback's *last*
   non-empty line: the first line is always "Traceback (most recent call last):".
 """
@@ -51,7 +54,8 @@ from events.score import Score, Ties, usable
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.runtime import Workflow
-from handlers.toolkit import ask, code_of, info, past, score_rule, timeout_for, warn, with_score
+from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven
+from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, timeout_for, warn, with_score
 
 PLANNER_FAILED = "[ens_planner failed]"                 # REQ-P3-031
 DEADLINE_PLAN = "[skipped: phase 3 deadline reached]"
@@ -73,11 +77,20 @@ async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
     plans: list[str] = []                   # e_0 .. e_{r-1}, placeholders included (REQ-P3-031)
     scores: list[float | None] = []         # h(s_ens^0) .. h(s_ens^{r-1}), None for failures
     attempts: list[EnsembleAttempt] = []
+    # Time mode (handlers.step_policy): R is an upper bound; a round starts while the window holds one.
+    timed, window = time_driven(wf.config), deadline_of(wf, deadline_s)
+    rounds = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 2))    # planner, ensembler, a run
     for r in range(R):                      # r = 0 is lines 1-3, r >= 1 lines 4-8
+        if timed and r and not room_for_another(window, wf.now, rounds.estimate_s):
+            info(wf, "time mode: no time for another ensemble round in the window", rounds=r,
+                 left_s=window.soft_left(wf.now), round_s=rounds.estimate_s)
+            break
+        started = wf.now
         try:
             attempt = await ensemble_round(wf, r, solutions, parents, plans, scores, deadline_s)
         except DeadlineReached as exc:      # asked for work past the hard end: the round is cut
             attempt = settle(wf, r, DEADLINE_PLAN, None, "deadline", reason=str(exc))
+        rounds.took(started, wf.now)
         attempts.append(attempt)
         if sink is not None:
             sink.append(attempt)

@@ -1,0 +1,234 @@
+"""MLE-STAR's time mode (issue 28, ``step_policy="time"``, ``handlers.step_policy``) on the simulated clock.
+
+The real phases run in memory (``tests.support.sim.simulate_clock``) against the scripted agent;
+agent calls and evaluations take scripted times, so nothing here depends on the machine's speed.
+In the time mode the step counts are upper bounds and the time plan decides: each phase keeps
+starting candidates, outer and inner steps and ensemble rounds while its window holds one more,
+so a longer limit gives more steps, and no step starts past its window's soft end nor runs past
+its end. The fixed-step presets run their counts whatever the limit (REQ-OR-044).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.config.presets import PRESETS, build_config
+from events.core import (
+    AgentCallCompleted,
+    AgentCallFailed,
+    AgentCallRequested,
+    EffectCancelled,
+    EvaluationCompleted,
+    EvaluationRequested,
+)
+from events.domain import PipelineConfig
+from events.phase1 import CandidateEvaluated, MergeDecided
+from events.phase2 import OuterStepCompleted, RefinementAttempted
+from events.phase3 import EnsembleRoundCompleted
+from events.pipeline import PhaseBudgetAllocated
+from handlers.mlestar.pipeline import main as mle_star_main
+from handlers.timebudget import FINALIZATION_FLOOR_S, reserve_for
+from tests.pipeline import scripted_agent as sa
+from tests.support.sim import SimRun, error_result, simulate_clock
+
+AGENT_S, EVAL_S = 2.0, 5.0
+
+
+def fixed_durations(req: Any) -> float | None:
+    if isinstance(req, AgentCallRequested):
+        return AGENT_S
+    if isinstance(req, EvaluationRequested):
+        return min(EVAL_S, req.timeout_s)
+    return None
+
+
+def run_mle_star(config: PipelineConfig, durations: Any = fixed_durations) -> SimRun:
+    run = simulate_clock(mle_star_main, agent=sa.answer, evaluate=sa.evaluate, config=config,
+                         durations=durations, max_steps=400_000)
+    assert run.completed is not None, run.failed
+    return run
+
+
+def time_config(limit: int, **extra: Any) -> PipelineConfig:
+    return build_config(preset="time", extra={"time_limit_seconds": limit, **extra}, environ={})
+
+
+def steps(run: SimRun) -> dict[str, int]:
+    return {"candidates": sum(1 for e in run.of(CandidateEvaluated) if e.score is not None),
+            "merges": len(run.of(MergeDecided)),
+            "outer": sum(1 for e in run.of(OuterStepCompleted) if not e.was_skipped),
+            "inner": sum(1 for e in run.of(RefinementAttempted) if e.failure != "deadline"),
+            "rounds": sum(1 for e in run.of(EnsembleRoundCompleted) if e.status != "deadline")}
+
+
+STEP_STARTS = re.compile(r"/(t\d+/ablation|t\d+/k\d+/planner|t\d+/k0/coder|round-\d+/ens-planner)$")
+
+
+def effects(run: SimRun, only_step_starts: bool = False) -> list[tuple[str, float, float]]:
+    """(scope, requested at, ended at) of every agent call and evaluation (or only of the first
+    call of each step: an outer step's ablation, an attempt's planner or first coder, a round's
+    planner)."""
+    now, asked, ends = 0.0, {}, {}
+    for scope, e in run.events:
+        if isinstance(e, (AgentCallCompleted, AgentCallFailed, EvaluationCompleted)):
+            now = max(now, e.elapsed_s)
+            ends[e.effect_id] = e.elapsed_s
+        elif isinstance(e, (AgentCallRequested, EvaluationRequested)):
+            if not only_step_starts or STEP_STARTS.search(e.effect_id):
+                asked[e.effect_id] = (scope, now)
+        elif isinstance(e, EffectCancelled):
+            ends.setdefault(e.effect_id, now)
+        elif hasattr(e, "elapsed_s") and isinstance(e.elapsed_s, float):
+            now = max(now, e.elapsed_s)
+    return [(scope, at, ends.get(eid, now)) for eid, (scope, at) in asked.items()]
+
+
+def windows(run: SimRun) -> dict[str, PhaseBudgetAllocated]:
+    return {a.phase: a for a in run.of(PhaseBudgetAllocated)}
+
+
+def assert_inside_windows(run: SimRun) -> None:
+    """Phase 2's and Phase 3's steps start before their soft end (a step under way may finish its
+    calls past it) and all their work ends by their end."""
+    allocated = windows(run)
+    for starts in (True, False):
+        for scope, asked, ended in effects(run, only_step_starts=starts):
+            phase = scope.split("/")[0]
+            if phase not in ("phase2", "phase3") or phase not in allocated:
+                continue
+            w = allocated[phase]
+            assert w.started_at_s - 1e-6 <= asked, (scope, asked, w)
+            assert not starts or asked < w.soft_deadline_s, (scope, asked, w)
+            assert ended <= w.deadline_s + 1e-6, (scope, ended, w)
+
+
+def last_end(run: SimRun, phase: str) -> float:
+    return max(ended for scope, _, ended in effects(run) if scope.split("/")[0] == phase)
+
+
+def test_the_time_preset_is_time_driven_and_old_configs_mean_fixed():
+    """An old RunStarted config (no ``step_policy``) loads as "fixed" and dumps as it was recorded."""
+    assert PRESETS["time"]["step_policy"] == "time"
+    old = PipelineConfig(**PRESETS["paper"]).model_dump(mode="json")
+    assert "step_policy" not in old
+    assert PipelineConfig.model_validate(old).step_policy == "fixed"
+    assert "step_policy" not in build_config(preset="quick", environ={}).model_dump(mode="json")
+    assert time_config(600).model_dump(mode="json")["step_policy"] == "time"
+
+
+@pytest.mark.parametrize("preset", ["paper", "quick"])
+def test_REQ_OR_044_the_fixed_presets_run_their_counts_whatever_the_limit(preset):
+    counts = []
+    for limit in (3600, 7200):
+        config = build_config(preset=preset, extra={"time_limit_seconds": limit}, environ={})
+        run = run_mle_star(config)
+        got = steps(run)
+        assert got["outer"] == config.outer_loop_steps * config.num_parallel_solutions
+        assert got["inner"] == got["outer"] * config.inner_loop_steps
+        assert got["rounds"] == config.ensemble_rounds
+        assert got["candidates"] == config.num_retrieved_models
+        counts.append(got)
+    assert counts[0] == counts[1]
+
+
+def test_time_mode_fills_each_window_and_more_time_gives_more_steps():
+    """Monotone in T on a scripted world, every phase's work inside its window, and each phase
+    ended because its window held no further step (its work reaches close to its soft end)."""
+    seen = []
+    for limit in (300, 600, 1200, 2400):
+        run = run_mle_star(time_config(limit))
+        assert_inside_windows(run)
+        allocated = windows(run)
+        # one step here is at most ~4 agent calls and 2 runs (an outer step's overhead + an attempt)
+        step_s = 4 * AGENT_S + 2 * EVAL_S
+        got = steps(run)
+        config = time_config(limit)
+        capped = {"phase2": got["outer"] == config.outer_loop_steps * config.num_parallel_solutions,
+                  "phase3": got["rounds"] == config.ensemble_rounds}   # an upper bound reached ends it too
+        for phase in ("phase2", "phase3"):
+            assert capped[phase] or last_end(run, phase) >= allocated[phase].soft_deadline_s - 2 * step_s, \
+                (limit, phase)
+        seen.append(got)
+    for key in ("candidates", "outer", "inner", "rounds"):
+        counts = [s[key] for s in seen]
+        assert counts == sorted(counts), (key, counts)
+    assert seen[-1]["outer"] > seen[0]["outer"] and seen[-1]["inner"] > seen[0]["inner"]
+    assert seen[-1]["rounds"] > seen[0]["rounds"]
+    assert seen[-1]["candidates"] > seen[0]["candidates"]
+
+
+def test_time_mode_runs_more_than_the_quick_preset_at_the_same_limit():
+    """The issue's symptom: quick's counts end the run long before the limit; the time mode does not."""
+    limit = 1200
+    quick = run_mle_star(build_config(preset="quick", extra={"time_limit_seconds": limit}, environ={}))
+    timed = run_mle_star(time_config(limit))
+    end = {name: max(ended for _, _, ended in effects(r)) for name, r in (("quick", quick), ("time", timed))}
+    assert end["quick"] < 0.5 * limit <= 0.8 * limit <= end["time"] <= limit
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(limit=st.integers(min_value=120, max_value=4 * 3600), seed=st.integers(0, 10_000),
+       agent_max=st.floats(min_value=0.5, max_value=20.0), eval_max=st.floats(min_value=0.5, max_value=60.0))
+def test_time_mode_never_starts_a_step_past_its_window(limit, seed, agent_max, eval_max):
+    """Random durations per effect: work of Phase 2 and 3 starts before their soft end and ends by
+    their end, and nothing ends after the limit."""
+    def durations(req: Any) -> float | None:
+        rng = random.Random(f"{seed}:{req.effect_id}")
+        if isinstance(req, AgentCallRequested):
+            return rng.uniform(0.1, agent_max)
+        if isinstance(req, EvaluationRequested):
+            return min(rng.uniform(0.1, eval_max), req.timeout_s)
+        return None
+
+    run = run_mle_star(time_config(limit), durations)
+    assert_inside_windows(run)
+    assert all(ended <= limit + 1e-6 for _, _, ended in effects(run))
+
+
+def test_time_mode_finalization_reserve_is_the_measurement_not_the_floor():
+    """The time mode fills the search up to the finalize-now point, so a 20 s floor would leave most
+    of a short run unused; once finalization's need is measured it replaces the floor (the share
+    stays). Nothing measured yet, or the fixed mode: the floor, as before."""
+    assert reserve_for(90, 10.0, 3.0, measured_floor=True) == 9.0
+    assert reserve_for(90, 10.0, 3.0) == FINALIZATION_FLOOR_S
+    assert reserve_for(90, 10.0, 0.0, measured_floor=True) == FINALIZATION_FLOOR_S
+    assert reserve_for(300, 10.0, 50.0, measured_floor=True) == 50.0
+    assert reserve_for(90, 10.0, 80.0, measured_floor=True) == 45.0        # the search keeps half
+
+    def quick(req: Any) -> float | None:
+        if isinstance(req, AgentCallRequested):
+            return 0.2
+        if isinstance(req, EvaluationRequested):
+            return min(0.5, req.timeout_s)
+        return None
+
+    limit = 120
+    fin = windows(run_mle_star(time_config(limit), quick))["finalization"]
+    assert limit - FINALIZATION_FLOOR_S < fin.started_at_s <= limit - 0.1 * limit + 1e-6
+    assert fin.deadline_s == limit
+
+
+def test_time_mode_keeps_drafting_into_phase1s_extension_while_no_candidate_has_a_score():
+    """The first drafts all fail (debug rounds included): the time mode drafts further candidates
+    while nothing has a score, in the extension up to the finalize-now point, as the fixed mode
+    (which drafts them all at once) would have."""
+    def evaluate(req: EvaluationRequested, code: str) -> Any:
+        if req.effect_id.startswith(("phase1/candidate-0/", "phase1/candidate-1/")):
+            return sa.EvaluationCompleted(effect_id=req.effect_id, result=error_result())
+        return sa.evaluate(req, code)
+
+    def durations(req: Any) -> float | None:   # the failing runs outlast Phase 1's window (27 s)
+        slow = isinstance(req, EvaluationRequested) and req.effect_id.startswith("phase1/candidate-0/")
+        return min(40.0, req.timeout_s) if slow else fixed_durations(req)
+
+    run = simulate_clock(mle_star_main, agent=sa.answer, evaluate=evaluate, config=time_config(300),
+                         durations=durations, max_steps=400_000)
+    assert run.completed is not None, run.failed
+    scored = [e.index for e in run.of(CandidateEvaluated) if e.score is not None]
+    assert scored and min(scored) >= 2
