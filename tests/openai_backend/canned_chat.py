@@ -20,6 +20,7 @@ from tests.openai_backend.chat_api import Call, Exchange, Fail, Garbage, Reply, 
 from tests.replays import canned
 from tests.replays.fake_cli import recognise
 from tests.support.evolve_model import EvolutionAnswers, recognise_evolution
+from tests.support.scripted_answer import scripted_answer
 
 
 def effect_of(exchange: Exchange) -> str:
@@ -85,9 +86,4 @@ class CannedChatModel:
         return Text(f"{text or 'Here is the answer.'}\n\n```json\n{json.dumps(structured, indent=2)}\n```\n")
 
     def _answer(self, prompt: str, effect_id: str) -> tuple[str, dict | None]:
-        evolution = recognise_evolution(prompt) if self.evolution is not None else None
-        if evolution is not None:
-            assert self.evolution is not None
-            return self.evolution.answer(*evolution, effect_id)
-        agent_type, variant, values = recognise(prompt)
-        return canned.answer(agent_type, variant, values, effect_id=effect_id, scenario=self.scenario)
+        return scripted_answer(prompt, effect_id, evolution=self.evolution, scenario=self.scenario)

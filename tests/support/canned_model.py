@@ -23,6 +23,7 @@ from tests.replays import canned
 from tests.replays.fake_cli import recognise
 from tests.support.evolve_model import EvolutionAnswers, recognise_evolution
 from tests.support.messages_api import Exchange, Fail, Reply, Text, ToolCall, Tools, tool_result_text
+from tests.support.scripted_answer import scripted_answer
 
 _CALL_DIR = re.compile(r"/agents/([A-Za-z0-9_.\-]+?)(?=[/\"\\\s]|$)")
 
@@ -83,12 +84,7 @@ class CannedModel:
         return Text(text or json.dumps(structured))
 
     def _answer(self, prompt: str, effect_id: str) -> tuple[str, dict | None]:
-        evolution = recognise_evolution(prompt) if self.evolution is not None else None
-        if evolution is not None:
-            assert self.evolution is not None
-            return self.evolution.answer(*evolution, effect_id)
-        agent_type, variant, values = recognise(prompt)
-        return canned.answer(agent_type, variant, values, effect_id=effect_id, scenario=self.scenario)
+        return scripted_answer(prompt, effect_id, evolution=self.evolution, scenario=self.scenario)
 
 
 def answered_structured(exchange: Exchange) -> bool:
