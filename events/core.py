@@ -226,16 +226,21 @@ class AgentCallFailed(EffectResult):
 
     v3 adds ``stop``: "budget" when the call did not fail but was stopped for want of money (the
     run's ledger refused it, or it was cut at its cap; ``engine.agents.ledger``). The workflow
-    treats that as a budget stop of the search, never as an agent's or a script's failure."""
+    treats that as a budget stop of the search, never as an agent's or a script's failure.
+
+    v4 adds ``usage`` (as AgentCallCompleted's, over all the call's tries): the tokens a failed
+    call used and, through the API relay, what its meter saw (requests, refusals, what it charged
+    at the most), so a failed call's cost can be audited like a completed one's."""
 
     type_name: ClassVar[str] = "AgentCallFailed"
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
 
     error: str
     attempts: int = 1
     cost_usd: float | None = None
     sandbox: SandboxPolicy | None = None
     stop: Literal["", "budget"] = ""
+    usage: dict[str, Any] = {}
 
 
 @upcaster("AgentCallCompleted", 1)
@@ -254,6 +259,12 @@ def _agent_call_failed_v2_to_v3(payload: dict[str, Any]) -> dict[str, Any]:
     """Before v3 a call cut for money was a failure like any other, and the log's decisions
     were made so: it stays one on replay."""
     return {**payload, "stop": ""}
+
+
+@upcaster("AgentCallFailed", 3)
+def _agent_call_failed_v3_to_v4(payload: dict[str, Any]) -> dict[str, Any]:
+    """Before v4 a failed call's usage was not kept: its cost is all the log knows of it."""
+    return {**payload, "usage": {}}
 
 
 # --- evaluations ----------------------------------------------------------------------------

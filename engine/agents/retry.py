@@ -8,9 +8,11 @@ that crashed for its own reasons) fails at once: trying again would cost money f
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+from events.core import AgentCallCompleted
 
 #: Seconds to wait before the 2nd, 3rd and 4th try.
 DEFAULT_BACKOFF: tuple[float, ...] = (1.0, 2.0, 4.0)
@@ -31,6 +33,36 @@ class Failure:
     message: str
     transient: bool
     cost_usd: float | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)  # tokens used, the relay's reading
+
+
+def add_try_usage(total: Mapping[str, Any], this_try: Mapping[str, Any]) -> dict[str, Any]:
+    """The usage of a call's tries so far: counts add up (nested ones too: the relay's), anything
+    else is the latest try's."""
+    summed = dict(total)
+    for key, value in this_try.items():
+        before = summed.get(key)
+        if isinstance(value, Mapping) and isinstance(before, Mapping):
+            summed[key] = add_try_usage(before, value)
+        elif _count(value) and _count(before):
+            summed[key] = before + value
+        else:
+            summed[key] = value
+    return summed
+
+
+def with_earlier_tries(result: AgentCallCompleted, cost_usd: float | None,
+                       usage: Mapping[str, Any]) -> AgentCallCompleted:
+    """A call's result after failed tries: their cost and usage are the call's too."""
+    if cost_usd is None and not usage:
+        return result
+    return result.model_copy(update={
+        "cost_usd": result.cost_usd if cost_usd is None else cost_usd + (result.cost_usd or 0.0),
+        "usage": add_try_usage(usage, result.usage)})
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def transient_text(text: str) -> bool:

@@ -287,7 +287,7 @@ class Driver:
         if not isinstance(result, (AgentCallCompleted, AgentCallFailed)) or not result.cost_usd:
             return  # nothing spent, or nothing known (the ledger kept such a call's cap as spent)
         self.record(AgentSpendRecorded(
-            reason="cancelled", effect_id=result.effect_id, cost_usd=result.cost_usd,
+            reason="cancelled", effect_id=result.effect_id, cost_usd=result.cost_usd, usage=result.usage,
             detail="the call ended after the engine cancelled it; its result was not recorded"),
             self._scopes.get(result.effect_id, "run"))
 

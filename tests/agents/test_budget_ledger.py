@@ -97,4 +97,4 @@ def test_an_old_log_s_budget_cut_stays_a_failure_on_replay():
                                             "cost_usd": 0.0112, "sandbox": None})
     assert isinstance(old, AgentCallFailed) and old.stop == "" and not budget_stopped(old)
     new = AgentCallFailed(effect_id="e", error="budget stop: refused", stop="budget")
-    assert new.version == 3 and budget_stopped(new)
+    assert new.version == 4 and budget_stopped(new)

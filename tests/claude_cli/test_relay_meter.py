@@ -169,6 +169,18 @@ def test_an_answer_cut_off_costs_the_most_it_could_have(relay_to):
     reading = call.close()
     input_tokens = api.served[0]["usage"]["input_tokens"]
     assert reading.cost_usd == pytest.approx((input_tokens * 3.0 + 1000 * 15.0) / 1e6)
+    # The call's usage says how much of its cost is such a charge at the most (the API may have
+    # billed less), so whoever adds up the money knows the range it lies in.
+    assert reading.usage(None)["charged_at_most_usd"] == pytest.approx(reading.cost_usd)
+
+
+def test_answers_read_to_their_end_are_charged_exactly_and_say_so(relay_to):
+    relay, api = relay_to(lambda exchange: Text("done"))
+    call = relay.open_call("c", 1.0)
+    send(call, ask(max_tokens=1000))
+    reading = call.close()
+    assert reading.cost_usd == pytest.approx(served_usd(api)) and reading.cost_usd > 0
+    assert "charged_at_most_usd" not in reading.usage(None)
 
 
 def test_a_chunked_event_stream_is_read_in_pieces_of_any_size():

@@ -122,19 +122,21 @@ def test_requests_the_agents_shell_sends_are_metered_or_refused_and_the_run_reco
     spend_events = [e for e in log if e["type"] in ("AgentCallCompleted", "AgentCallFailed", "AgentSpendRecorded")]
     recorded = sum(e["cost_usd"] or 0.0 for e in spend_events)
     assert all(e["cost_usd"] is not None for e in spend_events)
-    # Exactly, unless a request was still being answered when its call ended (cancelled by the
-    # run): the relay counted it at its most, which the call's usage says.
-    in_flight = sum(((e.get("usage") or {}).get("relay") or {}).get("in_flight_at_end_usd", 0.0) for e in spend_events)
-    assert recorded - in_flight - 1e-6 <= served <= recorded + 1e-6, (recorded, served, in_flight)
+    # Exactly, unless an answer was not read to its end (its call cancelled by the run while the
+    # answer was on its way): the relay charged that request at its most, which the call's usage says.
+    at_most = sum(((e.get("usage") or {}).get("relay") or {}).get("charged_at_most_usd", 0.0) for e in spend_events)
+    assert recorded - at_most - 1e-6 <= served <= recorded + 1e-6, (recorded, served, at_most)
     caps = [float(c) for e in log if e["type"] == "AgentCallFailed" for c in re.findall(r"cap of \$([0-9.]+)", e["error"])]
     one_call = max(caps + [e["cost_usd"] or 0.0 for e in spend_events])
     assert served <= budget + one_call, (served, budget, one_call)
     # A call the relay stopped is a budget stop in the log, not an agent's failure.
     stopped = [e for e in log if e["type"] == "AgentCallFailed" and "relay refused" in e["error"]]
     assert stopped and all(e["error"].startswith("budget") for e in stopped)
+    # ... and its usage says what the meter saw, as a completed call's does (AgentCallFailed v4).
+    assert all(e["usage"]["cost_source"] == "relay" and e["usage"]["relay"]["requests"] >= 1 for e in stopped)
 
     figures = {"budget_usd": budget, "served_usd": round(served, 6), "recorded_usd": round(recorded, 6),
-               "one_call_cap_usd": round(one_call, 6), "in_flight_at_end_usd": in_flight, "shell_requests_answered": len(shell_sent),
+               "one_call_cap_usd": round(one_call, 6), "charged_at_most_usd": at_most, "shell_requests_answered": len(shell_sent),
                "shell_requests_now": now, "shell_requests_later": later, "calls": len(spend_events),
                "status": json.loads(done.stdout[done.stdout.index("{"):]).get("status")}
     Path(tmp_path / "figures.json").write_text(json.dumps(figures))

@@ -104,6 +104,7 @@ def test_persistent_malformed_json_gives_up_after_bounded_retries(task, tmp_path
     result = call(backend(api), request(), context(task, tmp_path))
     assert isinstance(result, AgentCallFailed) and result.attempts == 4 and len(api.chat_calls()) == 4
     assert "gave up after 4 attempts" in result.error and "malformed response" in result.error
+    assert result.usage["model"] == MODEL  # the tries' usage, added up (nothing was read of the garbage)
 
 
 def test_json_schema_response_format_is_used_where_supported(task, tmp_path, stand_in):
@@ -165,6 +166,8 @@ def test_the_tool_loop_stops_before_passing_the_call_budget(task, tmp_path, stan
     assert isinstance(result, AgentCallFailed) and "budget exhausted" in result.error
     assert 0 < result.cost_usd <= 0.2
     assert 1 < len(api.chat_calls()) < 12
+    # A failed call keeps what it used, as a completed one does (AgentCallFailed v4).
+    assert result.usage["input_tokens"] > 0 and result.usage["num_turns"] == len(api.chat_calls())
 
 
 def test_a_cancelled_call_reports_what_it_spent(task, tmp_path, stand_in):

@@ -88,6 +88,8 @@ class BuiltFixture:
     # Written as an engine from before AgentSpendRecorded v2 wrote it: its handlers never counted
     # that spend (so the spend is fed to them with in_budget=False), and the log holds v1 events.
     spend_v1: bool = False
+    # Written as an engine from before AgentCallFailed v4 wrote it: failed calls kept no usage.
+    failed_v3: bool = False
 
     @property
     def run_id(self) -> str:
@@ -109,9 +111,10 @@ class _Effect:
 class _Log:
     """The log as the store would hold it: seq, scope, causation; sealed at the end."""
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, *, failed_v3: bool = False) -> None:
         self.run_id = run_id
         self.records: list[dict[str, Any]] = []
+        self.failed_v3 = failed_v3
 
     def append(self, batch: list[NewEvent], elapsed_s: float) -> int:
         """Append one transaction; returns the seq of its first event."""
@@ -122,6 +125,8 @@ class _Log:
             version, payload = ev.version, ev.payload()
             if isinstance(ev, AgentSpendRecorded) and not ev.in_budget:  # only ever an old engine's v1 event
                 version, payload = 1, {k: v for k, v in payload.items() if k != "in_budget"}
+            if isinstance(ev, AgentCallFailed) and self.failed_v3:
+                version, payload = 3, {k: v for k, v in payload.items() if k != "usage"}
             self.records.append({"run_id": self.run_id, "seq": len(self.records) + 1, "type": ev.type_name,
                                  "version": version, "scope": item.scope, "causation_seq": item.causation_seq,
                                  "recorded_at": stamp, "payload": payload})
@@ -135,7 +140,7 @@ def drive(spec: BuiltFixture) -> list[Envelope]:
     """Run the fixture's strategy in its world; the sealed log."""
     start, world = spec.make()
     main = load_strategy(spec.strategy)
-    log = _Log(spec.run_id)
+    log = _Log(spec.run_id, failed_v3=spec.failed_v3)
     runtime = Runtime(main)
     pending: dict[str, _Effect] = {}
     contents: dict[str, str] = {}
@@ -434,6 +439,9 @@ BUILT: tuple[BuiltFixture, ...] = (
                  "stop (AgentCallFailed v3), no new phase starts, finalization runs with the best so far; the "
                  "start-up check's and a stopped driver's spend; a draft's cost as the API relay metered it",
                  "mle-star", mle_star_budget_stop),
+    BuiltFixture("mle-star-sim-budget-stop-failed-v3", "the small-budget run as an engine from before "
+                 "AgentCallFailed v4 wrote it: failed calls kept no usage, and the log still loads and replays",
+                 "mle-star", mle_star_budget_stop, failed_v3=True),
     BuiltFixture("evolve-sim-budget-stop", "evolution with a small budget: a draft cut at its cap stops the "
                  "search at the cost limit (no node for it, no dead node), finalization runs", "evolve",
                  evolve_budget_stop),

@@ -267,3 +267,24 @@ def test_an_old_logs_spend_stays_out_of_its_decisions() -> None:
     counted = reseal([{**e.model_dump(mode="json"), "version": 2, "payload": {**e.payload, "in_budget": True}}
                       if e.type == SPEND_RECORDED else e.model_dump(mode="json") for e in envelopes])
     assert verify(counted, lambda: Runtime(main))[0] is not None
+
+
+def test_an_old_logs_failed_calls_load_without_usage(monkeypatch) -> None:
+    """AgentCallFailed v3 (events/core.py) kept no usage: a log of that engine loads through the
+    upcaster (an empty usage), replays to its decisions, and shows the same money; without the
+    upcaster it does not load."""
+    from events.base import _UPCASTERS
+    from events.core import AgentCallFailed
+
+    envelopes = read("mle-star-sim-budget-stop-failed-v3")
+    failed = [e for e in envelopes if e.type == "AgentCallFailed"]
+    assert failed and all(e.version == 3 and "usage" not in e.payload for e in failed)
+    assert any(e.payload["stop"] == "budget" for e in failed)
+    assert all(isinstance(e.event(), AgentCallFailed) and e.event().usage == {} for e in failed)
+    main = load_strategy(envelopes[0].payload["strategy"])
+    assert verify(envelopes, lambda: Runtime(main))[0] is None
+    current = fold(read("mle-star-sim-budget-stop"))
+    assert fold(envelopes).accumulated_cost_usd == pytest.approx(current.accumulated_cost_usd)
+    monkeypatch.delitem(_UPCASTERS, ("AgentCallFailed", 3))
+    with pytest.raises(ValueError, match="no upcaster for AgentCallFailed from v3"):
+        failed[0].event()

@@ -27,6 +27,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,15 @@ from engine.agents.claude.mcp_tools import TOOL_NAMES, build_server
 from engine.agents.claude.metered import metered_failure, metered_result, metered_try, try_tag
 from engine.agents.claude.setup import bundled_cli, check_permission_mode, is_root
 from engine.agents.errors import BackendUnavailable
-from engine.agents.retry import DEFAULT_BACKOFF, Failure, Sleep, classify_error_result, classify_exception
+from engine.agents.retry import (
+    DEFAULT_BACKOFF,
+    Failure,
+    Sleep,
+    add_try_usage,
+    classify_error_result,
+    classify_exception,
+    with_earlier_tries,
+)
 from engine.agents.roles import UnknownRole, role_settings
 from engine.agents.secrets import Redactor, detect_credentials
 from engine.agents.structured import MalformedOutput, validate_structured
@@ -251,6 +260,7 @@ class ClaudeBackend:
 
     async def call(self, request: AgentCallRequested, ctx: AgentContext) -> AgentResult:
         total_cost: float | None = None
+        usage: dict[str, Any] = {}  # of the failed tries so far
         failure: Failure | None = None
         started = time.monotonic()
         clock = CallClock(ctx.time_limit_s)  # the call's deadline holds across its tries
@@ -259,12 +269,10 @@ class ClaudeBackend:
             attempt += 1
             outcome = await self._attempt(request, clock.for_try(ctx), attempt, spent_before=total_cost)
             if outcome.result is not None:
-                cost = outcome.result.cost_usd
-                if total_cost is not None:  # earlier failed tries cost money too
-                    outcome.result = outcome.result.model_copy(update={"cost_usd": total_cost + (cost or 0.0)})
-                return outcome.result
+                return with_earlier_tries(outcome.result, total_cost, usage)
             failure = outcome.failure
             assert failure is not None
+            usage = add_try_usage(usage, failure.usage)
             if failure.cost_usd is not None:
                 total_cost = (total_cost or 0.0) + failure.cost_usd
             if not failure.transient or attempt > len(self._backoff):
@@ -285,7 +293,8 @@ class ClaudeBackend:
         prefix = f"gave up after {attempt} attempts in {spent:g} s: " if failure.transient and attempt > 1 else ""
         log.error("agent_call_failed", effect_id=request.effect_id, agent_type=request.agent_type, attempts=attempt)
         return AgentCallFailed(effect_id=request.effect_id, error=self._redactor.text(prefix + failure.message),
-                               attempts=attempt, cost_usd=total_cost, sandbox=outcome.policy)
+                               attempts=attempt, cost_usd=total_cost, sandbox=outcome.policy,
+                               usage=self._redactor.value(usage))
 
     async def _attempt(self, request: AgentCallRequested, ctx: AgentContext, attempt: int,
                        spent_before: float | None = None) -> _Attempt:
@@ -300,6 +309,8 @@ class ClaudeBackend:
             outcome = await self._try(request, ctx, attempt, stream)
         finally:
             reading = self._launcher.close_call(tag)
+        if outcome.failure is not None:  # what the try used before it failed
+            outcome.failure = replace(outcome.failure, usage={**stream.tokens, **outcome.failure.usage})
         if reading is not None and outcome.result is not None:
             outcome.result = metered_result(outcome.result, reading)
         elif reading is not None and outcome.failure is not None:

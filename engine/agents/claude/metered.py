@@ -41,7 +41,9 @@ def metered_failure(failure: Failure, reading: MeterReading, cap_usd: float | No
                    f"${cap_usd:.4f} was spent (${reading.cost_usd or 0.0:.4f} metered): {message}")
     elif reading.refusals and not reading.budget_refused:
         message += f" (the engine's relay refused {reading.refused} request(s): {reading.refusals[0]})"
-    return Failure(message, transient=failure.transient and not reading.budget_refused, cost_usd=reading.cost_usd)
+    usage = {**failure.usage, "cost_source": "relay", "relay": reading.usage(failure.cost_usd)}
+    return Failure(message, transient=failure.transient and not reading.budget_refused, cost_usd=reading.cost_usd,
+                   usage=usage)
 
 
 def spent_so_far(before_usd: float | None, reading: MeterReading | None, cli_cost_usd: float | None) -> float | None:

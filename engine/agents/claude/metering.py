@@ -221,7 +221,9 @@ class MeterReading:
     requests: int
     refusals: tuple[str, ...]
     budget_refused: bool     # a request was refused because the call's cap was spent
-    in_flight_usd: float = 0.0  # of cost_usd: requests still being answered when the call ended, at their most
+    # Of cost_usd: requests whose answer was not read to its end (cut off, or still being answered
+    # when the call ended), charged at their most: the API may have billed less for them.
+    at_most_usd: float = 0.0
     refused: int = 0            # refusals in all (``refusals`` keeps the first few)
 
     def usage(self, cli_cost_usd: float | None) -> dict[str, Any]:
@@ -229,8 +231,8 @@ class MeterReading:
         shown: dict[str, Any] = {"requests": self.requests, "cli_cost_usd": cli_cost_usd}
         if self.refusals:
             shown.update(refused=list(self.refusals), refused_count=self.refused)
-        if self.in_flight_usd:
-            shown["in_flight_at_end_usd"] = self.in_flight_usd
+        if self.at_most_usd:
+            shown["charged_at_most_usd"] = self.at_most_usd
         return shown
 
 
@@ -252,6 +254,7 @@ class CallMeter:
         self._refused = 0
         self._budget_refused = False
         self._unknown = False
+        self._at_most_usd = 0.0  # answers cut off: charged at their most
 
     # --- before a request goes up ------------------------------------------------------------
 
@@ -337,12 +340,14 @@ class CallMeter:
             cost = usage_cost(ticket.price, {**answer.usage, "output_tokens": ticket.max_tokens})
         else:
             cost = ticket.most()
+        cut_off = answer.status < 400 and not answer.complete and cost is not None
         with self._lock:
             self._in_flight.pop(ticket.number, None)
             if cost is None:
                 self._unknown = True
             else:
                 self.spent_usd += cost
+                self._at_most_usd += cost if cut_off else 0.0
         log.debug("relay_metered", call=self.label, model=answer.model, usage=answer.usage, cost_usd=cost,
                   complete=answer.complete)
         return cost
@@ -355,8 +360,8 @@ class CallMeter:
             unknown = self._unknown or any(t.price is None and t.flat is None for t in self._in_flight.values())
             most = sum(t.most() for t in self._in_flight.values())  # cut off now: the most they could cost
             cost = None if unknown and self.cap_usd is None else round(self.spent_usd + most, 9)
-            return MeterReading(cost, self._requests, tuple(self._refusals), self._budget_refused, round(most, 9),
-                                self._refused)
+            return MeterReading(cost, self._requests, tuple(self._refusals), self._budget_refused,
+                                round(self._at_most_usd + most, 9), self._refused)
 
 
 def _int(value: Any) -> int:

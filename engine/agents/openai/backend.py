@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -41,7 +42,7 @@ from engine.agents.errors import BackendUnavailable
 from engine.agents.openai.chat import BudgetStop, Conversation, Features
 from engine.agents.openai.failures import classify, explain_for_start
 from engine.agents.openai.tools import ToolBox, tool_specs
-from engine.agents.retry import DEFAULT_BACKOFF, Failure, Sleep
+from engine.agents.retry import DEFAULT_BACKOFF, Failure, Sleep, add_try_usage, with_earlier_tries
 from engine.agents.roles import role_settings
 from engine.agents.secrets import Redactor
 from engine.agents.structured import MalformedOutput, validate_structured
@@ -175,15 +176,15 @@ class OpenAIBackend:
         started = time.monotonic()
         clock = CallClock(ctx.time_limit_s)  # the call's deadline holds across its tries
         total_cost: float | None = None
+        usage: dict[str, Any] = {}  # of the failed tries so far
         attempt = 0
         while True:
             attempt += 1
             result, failure = await self._attempt(request, clock.for_try(ctx), attempt)
             if result is not None:
-                if total_cost is not None:  # earlier failed tries cost money too
-                    result = result.model_copy(update={"cost_usd": total_cost + (result.cost_usd or 0.0)})
-                return result
+                return with_earlier_tries(result, total_cost, usage)  # earlier failed tries cost money too
             assert failure is not None
+            usage = add_try_usage(usage, failure.usage)
             if failure.cost_usd is not None:
                 total_cost = (total_cost or 0.0) + failure.cost_usd
             if not failure.transient or attempt > len(self._backoff):
@@ -203,7 +204,7 @@ class OpenAIBackend:
         log.error("agent_call_failed", effect_id=request.effect_id, agent_type=request.agent_type, attempts=attempt,
                   error=self.redact(failure.message)[:300])
         return AgentCallFailed(effect_id=request.effect_id, error=self.redact(prefix + failure.message),
-                               attempts=attempt, cost_usd=total_cost)
+                               attempts=attempt, cost_usd=total_cost, usage=usage)
 
     def _conversation(self, client: Any, request: AgentCallRequested, ctx: AgentContext, attempt: int,
                       deadline: float | None) -> Conversation:
@@ -260,20 +261,23 @@ class OpenAIBackend:
                 ctx.on_abandoned(None if spend.in_flight else spend.cost(self.price), spend.tokens())
             raise
         except TimeoutError:
-            return None, Failure(cut_message(limit or 0.0, f"{conversation.spend.turns} turns done"),
-                                 transient=False, cost_usd=conversation.spend.cost(self.price))
+            return None, self._spent(conversation, Failure(cut_message(limit or 0.0, f"{conversation.spend.turns} "
+                                                                       "turns done"), transient=False))
         except BudgetStop as exc:
-            return None, Failure(str(exc), transient=False, cost_usd=conversation.spend.cost(self.price))
+            return None, self._spent(conversation, Failure(str(exc), transient=False))
         except ValueError as exc:
             if type(exc).__name__ == "JSONDecodeError" or "no choices" in str(exc):
-                failure = classify(exc, self.endpoint, self.model)
-            else:
-                failure = Failure(f"malformed output: {exc}", transient=False)
-            return None, Failure(failure.message, failure.transient, conversation.spend.cost(self.price))
+                return None, self._spent(conversation, classify(exc, self.endpoint, self.model))
+            return None, self._spent(conversation, Failure(f"malformed output: {exc}", transient=False))
         except Exception as exc:  # the client's errors, and anything else: never raise to the engine
-            failure = classify(exc, self.endpoint, self.model)
-            return None, Failure(failure.message, failure.transient, conversation.spend.cost(self.price))
+            return None, self._spent(conversation, classify(exc, self.endpoint, self.model))
         return self._completed(request, conversation, text, structured, time.monotonic() - started), None
+
+    def _spent(self, conversation: Conversation, failure: Failure) -> Failure:
+        """The try's failure with what it spent before it failed."""
+        spend = conversation.spend
+        return replace(failure, cost_usd=spend.cost(self.price),
+                       usage={**spend.tokens(), "num_turns": spend.turns, "model": self.model})
 
     def _completed(self, request: AgentCallRequested, conversation: Conversation, text: str, structured: Any,
                    wall_s: float) -> AgentCallCompleted:
