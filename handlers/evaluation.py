@@ -24,6 +24,7 @@ from handlers.safety import check_and_fix_leakage, debug_once
 from handlers.toolkit import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
 
 STDERR_TAIL = 2000
+SUBMISSIONS_KEY = "evaluation/valid-submissions"  # solution id -> the valid submission its run left
 
 
 @dataclass(frozen=True)
@@ -75,19 +76,22 @@ class EvalPolicy:
     timeout_s: float                     # what the caller asks for; the deadline shrinks it
     deadline_s: float | None = None      # a soft end narrowing the workflow's deadline
     leakage_check: LeakageCheck = "before_run"
+    # The engine checks the ./final/submission.csv the run left (never a failure by itself here:
+    # finalization, which must have one, debugs a missing one itself). A scored script's valid
+    # submission is kept (``submission_of``): when the test script fails, the run still submits.
     expect_submission: bool = False
     max_debug_attempts: int | None = None  # None: the run's max_debug_attempts
 
     @classmethod
     def scored(cls, purpose: str, timeout_s: float, deadline_s: float | None = None) -> EvalPolicy:
         """A script whose score counts: leakage-checked before every run, debugged (REQ-SF-020/022)."""
-        return cls(purpose, timeout_s, deadline_s)
+        return cls(purpose, timeout_s, deadline_s, expect_submission=True)
 
     @classmethod
     def checked(cls, purpose: str, timeout_s: float, deadline_s: float | None = None) -> EvalPolicy:
         """As ``scored``, but the caller ran the leakage check on exactly this script (a debugged
         version is still checked again)."""
-        return cls(purpose, timeout_s, deadline_s, leakage_check="done_by_caller")
+        return cls(purpose, timeout_s, deadline_s, leakage_check="done_by_caller", expect_submission=True)
 
     @classmethod
     def ablation(cls, timeout_s: float, deadline_s: float | None = None) -> EvalPolicy:
@@ -178,5 +182,17 @@ async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: Ev
         kept = with_score(current, None if result.is_error else result.score, executable=not result.is_error)
     wf.record(SolutionEvaluated(solution_id=kept_id, requested_solution_id=requested_id, score=kept.score,
                                 is_executable=kept.is_executable, purpose=purpose, eval_ids=eval_ids))
+    if not fell_back and not result.is_error and done.submission is not None and done.submission.valid:
+        _valid_submissions(wf)[kept_id] = done.submission
     return Evaluated(solution=kept, solution_id=kept_id, result=result, submission=done.submission,
                      fell_back=fell_back, debug_attempts=attempts, versions=versions)
+
+
+def _valid_submissions(wf: Workflow) -> dict[str, SubmissionInfo]:
+    return wf.shared(SUBMISSIONS_KEY, dict)
+
+
+def submission_of(wf: Workflow, solution_id: str) -> SubmissionInfo | None:
+    """The valid submission the last clean evaluation of ``solution_id`` left, if any: what the
+    run submits when the test script fails (a model fit on the search's rows, but an answer)."""
+    return _valid_submissions(wf).get(solution_id)

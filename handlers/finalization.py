@@ -300,11 +300,16 @@ def fall_back(wf: Workflow, validation: SolutionScript, reason: str,
 def keep_validation_submission(wf: Workflow, outcome: FinalizationOutcome,
                                sub: SubmissionInfo) -> FinalizationOutcome:
     """The fallback solution's own submission: fit on the search's rows, but a valid answer."""
-    wf.record(SubmissionProduced(solution_id=outcome.final_solution_id, path=sub.path, rows=sub.rows,
+    record_own_submission(wf, outcome.final_solution_id, sub)
+    return outcome.model_copy(update={"submission_path": sub.path, "submission": sub})
+
+
+def record_own_submission(wf: Workflow, solution_id: str, sub: SubmissionInfo) -> None:
+    """The run submits what the validation solution's own evaluation wrote."""
+    wf.record(SubmissionProduced(solution_id=solution_id, path=sub.path, rows=sub.rows,
                                  columns=list(sub.columns), valid=sub.valid,
                                  reason="fallback: the validation solution's own submission"))
     warn(wf, "keeping the validation solution's own submission", path=sub.path, rows=sub.rows)
-    return outcome.model_copy(update={"submission_path": sub.path, "submission": sub})
 
 
 # --- step 7: contamination (REQ-FN-026..033, 041) ------------------------------------------------

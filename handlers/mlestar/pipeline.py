@@ -21,9 +21,11 @@ from the run's measured evaluations and agent calls), and is cut there like any 
 Fallbacks (REQ-OR-040..043): a failed Phase 2 path contributes s_0; a Phase 2 cut by its
 deadline contributes the best intermediate solution; after Phase 3 — completed, failed or cut —
 finalization gets the best on validation of Phase 3's inputs and its best ensemble so far
-(``handlers.mlestar.finalchoice``); a failed finalization keeps the validation script with
-``submission_path = ""``. Only when nothing usable exists at all (Phase 1 produced
-no executable solution) does the run fail, with diagnostics (REQ-OR-042).
+(``handlers.mlestar.finalchoice``); a failed or cut finalization keeps the validation script
+and submits the file that script's own evaluation left (every scored run is checked for one,
+``handlers.evaluation.submission_of``), or none (``submission_path = ""``) if it left no valid
+one. Only when nothing usable exists at all (Phase 1 produced no executable solution) does the
+run fail, with diagnostics (REQ-OR-042).
 
 Phase 1 is the one phase nothing can replace: when its soft window ends and no solution has
 been evaluated yet it is extended up to the finalize-now point, never beyond — and only until it
@@ -64,11 +66,13 @@ from events.domain import (
     Phase3Result,
     PipelineError,
     SolutionScript,
+    solution_id_of,
 )
 from events.pipeline import DeadlineHit, FallbackUsed, FinalizeNow, PhaseSkipped, WorkCut
 from events.score import Ties
 from handlers.deadline import Deadline, DeadlineReached
-from handlers.finalization import run_finalization
+from handlers.evaluation import submission_of
+from handlers.finalization import record_own_submission, run_finalization
 from handlers.mlestar.bestsofar import best_so_far, best_solution_id, track_best
 from handlers.mlestar.finalchoice import best_round, choose_final
 from handlers.mlestar.phase1 import post_merge_checks, run_phase1
@@ -322,19 +326,25 @@ class Pipeline:
         wf = self.wf
         window = self.plan.finalization_window(wf.now)
         validation = solution.model_copy(update={"score": score})
+        # What the validation script's own run wrote: submitted if the test script fails.
+        own = submission_of(wf, solution_id_of(solution.content))
         race = PhaseRace(wf, window, self.phases.finalization(self._bounded(window), validation, score,
                                                               deadline_s=window.soft_end_s,
-                                                              fallback=validation),
+                                                              fallback=validation, validation_submission=own),
                          limits=None, ledger=self.ledger, self_reported=True, bracket=SELF_REPORTED[FINALIZATION])
         outcome = await race.settle(await race.wait(window.end_s))
         if outcome.ok:
             value = outcome.value
             info = {"fallback_reason": getattr(value, "fallback_reason", "") or ""}
             return value.final_solution, value.submission_path or "", info
-        # REQ-OR-043: finalization failed; keep the validation script, no submission.
-        self._fallback(FINALIZATION, outcome, validation, score, "finalization failed: validation solution kept, "
-                       "no submission (REQ-OR-043)")
-        return validation, "", {"fallback_reason": f"finalization {outcome.status}: {outcome.error}"}
+        # REQ-OR-043: finalization failed; keep the validation script (and its own submission).
+        kept = "its own submission kept" if own is not None else "no submission"
+        self._fallback(FINALIZATION, outcome, validation, score, f"finalization failed: validation solution kept, "
+                       f"{kept} (REQ-OR-043)")
+        if own is not None:
+            record_own_submission(wf.at("final"), solution_id_of(solution.content), own)
+        return validation, own.path if own is not None else "", {
+            "fallback_reason": f"finalization {outcome.status}: {outcome.error}"}
 
     # --- fallbacks, diagnostics, summaries ---------------------------------------------------
 

@@ -136,9 +136,9 @@ class Script:
                             best_ensemble=best, best_ensemble_score=score)  # type: ignore[arg-type]
 
     async def finalization(self, wf: Workflow, solution: SolutionScript, score: float, *, deadline_s: float,
-                           fallback: SolutionScript) -> Any:
+                           fallback: SolutionScript, validation_submission: Any = None) -> Any:
         self.seen["finalization"] = {"deadline_s": deadline_s, "now": wf.now, "solution": solution,
-                                     "score": score}
+                                     "score": score, "validation_submission": validation_submission}
         w = wf.at("finalization")
         w.record(PhaseStarted(phase="final"))
         for k in range(self.steps.get("finalization", 1)):

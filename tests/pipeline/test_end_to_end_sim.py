@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from events.core import AgentCallRequested, EffectCancelled, PhaseCompleted, PhaseStarted
 from events.domain import FinalResult, PipelineConfig
+from events.phase3 import FinalizationFellBack, SubmissionProduced
 from events.pipeline import BudgetExhausted, BudgetWarning, DeadlineHit, FinalizeNow, WorkCut
 from handlers.mlestar.pipeline import main
 from tests.pipeline import scripted_agent as sa
@@ -81,3 +82,58 @@ def test_REQ_OR_029_real_phases_budget_warning_then_shutdown_then_submission():
     assert now.reason == "budget"
     assert result.submission_path  # finalization ran after the shutdown
     assert run.completed.result["stopped_early"] == "budget"
+
+
+def _run_with_a_failing_test_script(*, test_script_s: float = 1.0, **config):
+    """MLE-STAR whose every scored script leaves a valid submission (sa.evaluate) and whose
+    finalization's test script does not: it crashes, or takes ``test_script_s``."""
+    def evaluate(req, code):
+        done = sa.evaluate(req, code)
+        if not req.effect_id.startswith("final/"):
+            return done
+        crashed = done.result.model_copy(update={"is_error": True, "exit_code": 1, "score": None,
+                                                 "error_traceback": "MemoryError: the full training set"})
+        return done.model_copy(update={"result": crashed, "submission": None})
+
+    def durations(req):
+        return test_script_s if getattr(req, "effect_id", "").startswith("final/test") and \
+            getattr(req, "purpose", "") == "submission" else None
+
+    return simulate_clock(main, agent=lambda r: sa.answer(r), evaluate=evaluate, config=small(**config),
+                          durations=durations)
+
+
+def _own_submission_of_the_final_solution(run):
+    from events.core import EvaluationRequested, SolutionEvaluated
+
+    final_id = run.of(SubmissionProduced)[-1].solution_id
+    evaluated = [e for e in run.of(SolutionEvaluated) if e.solution_id == final_id and e.score is not None]
+    assert evaluated, "the kept submission belongs to a solution the search evaluated"
+    return f"/sim/{evaluated[-1].eval_ids[-1]}/final/submission.csv", run.of(EvaluationRequested)
+
+
+def test_REQ_OR_043_a_failed_test_script_keeps_the_final_solutions_own_submission():
+    """The contract "a completed run submits the best it found" holds in MLE-STAR as in the
+    evolutionary search: every scored script's run is checked for ./final/submission.csv, and when
+    the full-data test script fails after debugging, the best solution's own file is submitted
+    (fit on the search's rows, but an answer) instead of none."""
+    run = _run_with_a_failing_test_script()
+    assert run.of(FinalizationFellBack)
+    (kept,) = run.of(SubmissionProduced)
+    assert kept.valid and kept.reason.startswith("fallback")
+    path, requests = _own_submission_of_the_final_solution(run)
+    assert kept.path == path and run.completed.submission_path == path
+    assert run.completed.best_score == 0.9  # the ensemble: the best on validation is what is submitted
+    scored = [r for r in requests if r.purpose not in ("ablation", "submission")]
+    assert scored and all(r.expect_submission for r in scored)
+
+
+def test_REQ_OR_024_043_finalization_cut_by_the_time_limit_keeps_the_final_solutions_own_submission():
+    """The test script outlives the run's time limit: finalization is cut at its window's end and
+    the run still ends with the best solution's own submission."""
+    run = _run_with_a_failing_test_script(test_script_s=10_000.0, time_limit_seconds=2000)
+    assert run.completed is not None and run.completed.submission_path
+    kept = run.of(SubmissionProduced)[-1]
+    assert kept.reason.startswith("fallback") and kept.path == run.completed.submission_path
+    path, _ = _own_submission_of_the_final_solution(run)
+    assert kept.path == path

@@ -108,9 +108,17 @@ def render_reg(spec: dict[str, Any]) -> str:
         f"REG_CFG = {py_repr(reg)}",
         "",
         "",
+        "# Below this many columns every boosted tree sees them all: a fraction of two columns is one,",
+        "# and trees that each split on a single column cannot learn how the columns interact.",
+        "FEW_COLUMNS = 8",
+        "",
+        "",
         "def reg_kwargs(name, family):",
         '    """Regularisation strength of one model: by member name first, else by family."""',
-        "    return dict(REG_CFG.get(name, REG_CFG.get(family, {})))",
+        "    kwargs = dict(REG_CFG.get(name, REG_CFG.get(family, {})))",
+        "    if X_tr.shape[1] < FEW_COLUMNS:",
+        '        kwargs.pop("colsample_bytree", None)',
+        "    return kwargs",
     ])
 
 
