@@ -204,7 +204,7 @@ class OpenAIBackend:
         log.error("agent_call_failed", effect_id=request.effect_id, agent_type=request.agent_type, attempts=attempt,
                   error=self.redact(failure.message)[:300])
         return AgentCallFailed(effect_id=request.effect_id, error=self.redact(prefix + failure.message),
-                               attempts=attempt, cost_usd=total_cost, usage=usage)
+                               attempts=attempt, cost_usd=total_cost, usage=self._redactor.value(usage))
 
     def _conversation(self, client: Any, request: AgentCallRequested, ctx: AgentContext, attempt: int,
                       deadline: float | None) -> Conversation:
