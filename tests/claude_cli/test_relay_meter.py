@@ -11,6 +11,8 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -217,3 +219,49 @@ def test_an_answer_the_api_ended_with_an_error_costs_what_it_had_sent():
                 + "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode())
     answer.finish()
     assert meter.settle(admitted[0], answer) == pytest.approx((1000 * 3.0 + 101 * 15.0) / 1e6)
+
+
+def test_an_answer_read_whole_before_the_api_closes_is_charged_exactly_when_the_call_ends_at_once():
+    """The client has an answer's last byte a moment before the relay reads the API's end of the
+    connection; a call that ends in that moment (the CLI read its answer and exited) must still be
+    charged what the answer cost, not its most. An API that keeps the connection open 0.5 s after
+    a whole JSON answer makes the moment long enough to hit every time."""
+    usage = {"input_tokens": 1000, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    answer = json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
+                         "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+                         "stop_sequence": None, "usage": usage}).encode()
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(30)
+
+    def lingering_api() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.settimeout(30)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = int(next(v for k, _, v in (ln.partition(b":") for ln in head.split(b"\r\n"))
+                              if k.strip().lower() == b"content-length"))
+            while len(body) < length:
+                body += conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+                         b"connection: close\r\n\r\n%s" % (len(answer), answer))
+            time.sleep(0.5)  # the answer is whole; the connection closes later
+
+    api = threading.Thread(target=lingering_api, daemon=True)
+    api.start()
+    relay = ApiRelay({"ANTHROPIC_API_KEY": FAKE_KEY, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.getsockname()[1]}"})
+    try:
+        call = relay.open_call("c", None)
+        status, _ = send(call, ask(max_tokens=32000, stream=False))
+        reading = call.close()  # at once: the relay has not yet read the API's end
+    finally:
+        relay.close()
+        api.join(timeout=30)
+        server.close()
+    assert status == 200
+    assert reading.cost_usd == pytest.approx((1000 * 3.0 + 20 * 15.0) / 1e6)  # not 32,000 tokens' worth
+    assert "charged_at_most_usd" not in reading.usage(None)

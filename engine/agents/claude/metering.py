@@ -248,6 +248,7 @@ class CallMeter:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)  # notified as each request settles
         self._in_flight: dict[int, Ticket] = {}
         self._requests = 0
         self._refusals: list[str] = []
@@ -343,6 +344,7 @@ class CallMeter:
         cut_off = answer.status < 400 and not answer.complete and cost is not None
         with self._lock:
             self._in_flight.pop(ticket.number, None)
+            self._settled.notify_all()
             if cost is None:
                 self._unknown = True
             else:
@@ -351,6 +353,12 @@ class CallMeter:
         log.debug("relay_metered", call=self.label, model=answer.model, usage=answer.usage, cost_usd=cost,
                   complete=answer.complete)
         return cost
+
+    def wait_settled(self, timeout_s: float) -> bool:
+        """Wait until no request is in flight (at most ``timeout_s``); True if none is. The client
+        has an answer's last byte a moment before the relay reads the API's end of it."""
+        with self._settled:
+            return self._settled.wait_for(lambda: not self._in_flight, timeout_s)
 
     def close(self) -> MeterReading:
         """The call ended: later requests are refused; requests still in flight count at their

@@ -47,6 +47,7 @@ _DROP = {"x-api-key", "authorization", "host", "connection", "proxy-authorizatio
          "content-length", "transfer-encoding", "accept-encoding", "expect"}
 _MAX_HEAD = 64 * 1024
 _MAX_BODY = 64 * 1024 * 1024
+SETTLE_GRACE_S = 2.0  # how long a call's end waits for answers already read to be settled
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,9 @@ class RelayedCall:
             os.unlink(self.socket_path)
         except OSError:
             pass
+        # An answer the CLI has read whole is settled a moment later, when the relay reads the
+        # API's end of it: wait for that, else it would be charged at its most.
+        self.meter.wait_settled(SETTLE_GRACE_S)
         reading = self.meter.close()
         with self._lock:
             for sock in self._open:
