@@ -20,10 +20,13 @@ best, ``evolve``'s best valid node); its slowest evaluation, else (nothing score
 strategy that does not say) the slowest scored evaluation of the run.
 
 In the time mode (``config.step_policy == "time"``, ``handlers.step_policy``), whose search fills
-every window up to the finalize-now point, the floor gives way to the measurement once there is
-one: ``reserve = min(T / 2, max(finalization share × T, need))`` (``need`` is already two runs of
-the solution and four of the slowest agent calls), so a short run does not leave most of a 20 s
-floor unused after a finalization measured to take a few seconds. The fixed-step presets keep the
+every window up to the finalize-now point, the reserve is the measurement once there is one, kept
+no smaller than half of finalization's share:
+``reserve = min(T / 2, max(finalization share × T / 2, need))``. ``need`` is already two runs of the
+solution and four of the slowest agent calls; the half share stays for what the measurement
+cannot see (the final script fits on all the rows, where the solution's runs may have fitted on a
+sample). Without it a run left most of its 10 % idle after a finalization measured to take a few
+seconds, and could not use 90 % of its limit. The fixed-step presets keep the share and the
 floor (their recorded runs decide as before).
 
 and the finalize-now point is ``T − reserve`` (REQ-OR-034's "less than max(10 %, 5 min) left":
@@ -35,6 +38,9 @@ time left is split between the phases still to run (finalization included) in pr
 their shares, so a phase that finishes early leaves its unused time to all later ones. Phase 2
 starting at ``t`` gets ``(T − t) × 65 / (65 + 15 + 10)``: REQ-OR-026's ``remaining × 0.65 / 0.90``.
 When Phase 3 will not run (L = 1) its share is simply not in the sum.
+In the time mode finalization gets its reserve and no more: the search phases still to run share
+all the time before the finalize-now point (the clipped split below, always), so the last search
+phase runs up to it.
 
 *Clipping.* No search window reaches past the finalize-now point. When it cuts into the windows
 (a phase overran, or the reserve grew past finalization's share), the search phases still to run
@@ -127,14 +133,14 @@ class TimePlan:
     shares: dict[str, float]
     measured: Measured = field(default_factory=Measured, compare=False)
     finalizing: Callable[[], str | None] | None = field(default=None, compare=False)  # the solution id
-    measured_floor: bool = False   # the time mode: the floor gives way to the measurement (module doc)
+    time_driven: bool = False   # the time mode: the reserve is the measurement, the search gets the rest (module doc)
 
     @classmethod
     def from_config(cls, config: PipelineConfig, *, start_s: float = 0.0, measured: Measured | None = None,
                     finalizing: Callable[[], str | None] | None = None) -> TimePlan:
         return cls(start_s=start_s, limit_s=float(config.time_limit_seconds), shares=shares_of(config),
                    measured=measured if measured is not None else Measured(), finalizing=finalizing,
-                   measured_floor=config.step_policy == "time")
+                   time_driven=config.step_policy == "time")
 
     @property
     def end_s(self) -> float:
@@ -151,7 +157,7 @@ class TimePlan:
         """The time before the end from which only finalization runs (see the module doc)."""
         solution_id = self.finalizing() if self.finalizing is not None else None
         return reserve_for(self.limit_s, self.shares[FINALIZATION], self.measured.finalization_need_s(solution_id),
-                           measured_floor=self.measured_floor)
+                           time_driven=self.time_driven)
 
     @property
     def finalize_at_s(self) -> float:
@@ -172,8 +178,10 @@ class TimePlan:
         search = sum(self.shares[p] for p in remaining)
         budget = max(0.0, self.end_s - now) * self.shares[phase] / (search + self.shares[FINALIZATION])
         clipped = max(0.0, self.finalize_at_s - now) * self.shares[phase] / search if search > 0 else 0.0
-        if clipped < budget * (1 - 1e-9):  # the finalize-now point binds (a tolerance: equal shares
-            budget = clipped                 # must not flip on the last bit of a float)
+        # The finalize-now point binds (a tolerance: equal shares must not flip on the last bit of a
+        # float), or the time mode, where the search has everything before it.
+        if self.time_driven or clipped < budget * (1 - 1e-9):
+            budget = clipped
         return _window(phase, now, now + budget, self.shares[phase], remaining)
 
     def search_window(self, name: str, now: float) -> Window:
@@ -193,11 +201,14 @@ def shares_of(config: PipelineConfig) -> dict[str, float]:
 
 
 def reserve_for(limit_s: float, finalization_pct: float, need_s: float = 0.0, *,
-                measured_floor: bool = False) -> float:
+                time_driven: bool = False) -> float:
     """Finalization's reserve for a limit, its share and what it was measured to need
-    (``measured_floor``: the time mode's floor, see the module doc)."""
-    floor = 0.0 if measured_floor and need_s > 0 else FINALIZATION_FLOOR_S
-    wanted = max(finalization_pct / 100.0 * limit_s, floor, need_s)
+    (``time_driven``: the time mode's rule, see the module doc)."""
+    planned = finalization_pct / 100.0 * limit_s
+    if time_driven and need_s > 0:
+        wanted = max(planned / 2, need_s)
+    else:
+        wanted = max(planned, FINALIZATION_FLOOR_S, need_s)
     return min(MAX_RESERVE_FRACTION * limit_s, wanted)
 
 

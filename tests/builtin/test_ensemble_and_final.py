@@ -36,6 +36,13 @@ def test_ensembler_runs_and_beats_its_members(regression):
     members = [float(v) for v in re.findall(r"Member \S+: validation rmse = ([\d.]+)", run.stdout)]
     assert len(members) == 2
     assert run.score <= min(members) + 1e-9
+    # The weights are learned on the members' out-of-fold predictions; the score reported is
+    # cross-fitted (each fold blended with weights learned on the others), never the in-sample one,
+    # which greedy selection makes at least as good as the best member by construction.
+    in_sample = float(re.search(r"Blend learned and scored on the same rows: rmse = ([\d.]+)", run.stdout).group(1))
+    assert in_sample <= min(members) + 1e-9
+    assert run.score >= in_sample - 1e-9
+    assert run.score != in_sample
 
 
 def test_stacking_ensemble_and_test_script_on_multiclass(multiclass):

@@ -164,12 +164,13 @@ def test_time_mode_fills_each_window_and_more_time_gives_more_steps():
 
 
 def test_time_mode_runs_more_than_the_quick_preset_at_the_same_limit():
-    """The issue's symptom: quick's counts end the run long before the limit; the time mode does not."""
+    """The issue's symptom: quick's counts end the run long before the limit; the time mode uses at
+    least 90 % of it (issue 28) and ends within it."""
     limit = 1200
     quick = run_mle_star(build_config(preset="quick", extra={"time_limit_seconds": limit}, environ={}))
     timed = run_mle_star(time_config(limit))
     end = {name: max(ended for _, _, ended in effects(r)) for name, r in (("quick", quick), ("time", timed))}
-    assert end["quick"] < 0.5 * limit <= 0.8 * limit <= end["time"] <= limit
+    assert end["quick"] < 0.5 * limit <= 0.9 * limit <= end["time"] <= limit
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -192,14 +193,18 @@ def test_time_mode_never_starts_a_step_past_its_window(limit, seed, agent_max, e
 
 
 def test_time_mode_finalization_reserve_is_the_measurement_not_the_floor():
-    """The time mode fills the search up to the finalize-now point, so a 20 s floor would leave most
-    of a short run unused; once finalization's need is measured it replaces the floor (the share
-    stays). Nothing measured yet, or the fixed mode: the floor, as before."""
-    assert reserve_for(90, 10.0, 3.0, measured_floor=True) == 9.0
+    """The time mode fills the search up to the finalize-now point, so a 20 s floor or a 10 % share
+    would leave most of a short run's reserve unused; once finalization's need is measured it
+    sizes the reserve, kept no smaller than half the share (what a final fit on all the rows may
+    add). Nothing measured yet, or the fixed mode: the share and the floor, as before."""
+    assert reserve_for(90, 10.0, 3.0, time_driven=True) == 4.5            # half the share
+    assert reserve_for(300, 10.0, 3.0, time_driven=True) == 15.0
+    assert reserve_for(300, 10.0, 22.0, time_driven=True) == 22.0         # the measurement
     assert reserve_for(90, 10.0, 3.0) == FINALIZATION_FLOOR_S
-    assert reserve_for(90, 10.0, 0.0, measured_floor=True) == FINALIZATION_FLOOR_S
-    assert reserve_for(300, 10.0, 50.0, measured_floor=True) == 50.0
-    assert reserve_for(90, 10.0, 80.0, measured_floor=True) == 45.0        # the search keeps half
+    assert reserve_for(300, 10.0, 22.0) == 30.0                            # fixed: the share
+    assert reserve_for(90, 10.0, 0.0, time_driven=True) == FINALIZATION_FLOOR_S
+    assert reserve_for(300, 10.0, 50.0, time_driven=True) == 50.0
+    assert reserve_for(90, 10.0, 80.0, time_driven=True) == 45.0          # the search keeps half
 
     def quick(req: Any) -> float | None:
         if isinstance(req, AgentCallRequested):
@@ -210,7 +215,9 @@ def test_time_mode_finalization_reserve_is_the_measurement_not_the_floor():
 
     limit = 120
     fin = windows(run_mle_star(time_config(limit), quick))["finalization"]
-    assert limit - FINALIZATION_FLOOR_S < fin.started_at_s <= limit - 0.1 * limit + 1e-6
+    # Measured need 2 x 0.5 + 4 x 0.2 s: the reserve is half the share (6 s), and the search runs
+    # up to it (the fixed mode finalizes from 100 s, the floor).
+    assert limit - 0.1 * limit < fin.started_at_s <= limit - 0.05 * limit + 1e-6
     assert fin.deadline_s == limit
 
 

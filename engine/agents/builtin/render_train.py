@@ -62,9 +62,7 @@ _BLEND_CODE = {
         "            if best_s is None or s > best_s:",
         "                best_j, best_s = j, s",
         "        counts[best_j] += 1",
-        "    weights = counts / counts.sum()",
-        '    print("Blend weights:", {n: round(float(w), 3) for (n, _), w in zip(members, weights)})',
-        "    return weights",
+        "    return counts / counts.sum()",
         "",
         "",
         "def blend(preds, weights):",
@@ -76,17 +74,19 @@ _BLEND_CODE = {
         "",
         "",
         "def fit_blender(val_preds, y_true):",
-        '    """Meta-model on out-of-fold predictions of the training split (never on hold-out rows)."""',
+        '    """Meta-model on out-of-fold predictions: the cross-validated ones given (their rows never',
+        '    trained the member that predicted them), else, on a hold-out split, out-of-fold predictions',
+        '    of the training split (never on hold-out rows)."""',
+        '    meta = LogisticRegression(C=META_C, max_iter=2000) if TASK_KIND == "classification" else Ridge(alpha=1.0 / META_C)',
+        "    if cv_splits:",
+        "        return meta.fit(stack_features(val_preds), y_true)",
         '    if TASK_KIND == "classification":',
         "        folds = StratifiedKFold(n_splits=3, shuffle=True, random_state=SEED)",
         "        oof = [cross_val_predict(clone(m), X_tr, y_tr, cv=folds, method=\"predict_proba\") for _, m in members]",
-        "        meta = LogisticRegression(C=META_C, max_iter=2000)",
         "    else:",
         "        folds = KFold(n_splits=3, shuffle=True, random_state=SEED)",
         "        oof = [cross_val_predict(clone(m), X_tr, y_tr, cv=folds) for _, m in members]",
-        "        meta = Ridge(alpha=1.0 / META_C)",
-        "    meta.fit(stack_features(oof), y_tr)",
-        "    return meta",
+        "    return meta.fit(stack_features(oof), y_tr)",
         "",
         "",
         "def blend(preds, meta):",
@@ -97,6 +97,23 @@ _BLEND_CODE = {
         "    return meta.predict(stack_features(preds))",
     ],
 }
+
+# A blend that learns (weights, a meta-model) scored on the predictions it learned from reports
+# more than it will deliver, and the more candidates a run compares on such scores, the more it
+# picks the luckiest (at 300 s a run chose a blend 0.003 AUC ahead on validation and 0.002 behind
+# on the test rows). On cross-validated predictions each fold's rows are blended with a blender
+# learned on the other folds, so the score compares fairly with a single model's; the blender
+# for the test predictions still learns from all of them.
+LEARNED_BLENDS = ("weighted", "stacking")
+_CROSS_FITTED_BLEND = [
+    "if cv_splits and len(members) > 1:",
+    "    crossfit = np.zeros_like(np.asarray(val_blend, dtype=float))",
+    "    for fold_tr, fold_va in cv_splits:",
+    "        fold_blender = fit_blender([np.asarray(p)[fold_tr] for p in val_preds], y_score[fold_tr])",
+    "        crossfit[fold_va] = blend([np.asarray(p)[fold_va] for p in val_preds], fold_blender)",
+    "    print(f\"Blend learned and scored on the same rows: {METRIC} = {score_predictions(y_score, val_blend):.6f}\")",
+    "    val_blend = crossfit",
+]
 
 # Log-loss punishes a confident mistake without bound: boosted trees fit on a few hundred rows
 # give 1e-9 to classes they have seen rarely, and one such test row can cost more than the
@@ -305,7 +322,11 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         lines.append('    print(f"Member {name}: validation {METRIC} = {score_predictions(y_score, val_preds[-1]):.6f}")')
     lines += [
         "blender = fit_blender(val_preds, y_score) if len(members) > 1 else None",
+        *(["if blender is not None:",
+           '    print("Blend weights:", {n: round(float(w), 3) for (n, _), w in zip(members, blender)})']
+          if combine == "weighted" else []),
         "val_blend = blend(val_preds, blender) if len(members) > 1 else val_preds[0]",
+        *(_CROSS_FITTED_BLEND if combine in LEARNED_BLENDS else []),
         "val_score = float(score_predictions(y_score, val_blend))",
     ]
     if mode == "solution":
