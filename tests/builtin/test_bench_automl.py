@@ -65,7 +65,16 @@ def test_the_report_keeps_the_development_and_held_out_sets_apart():
     assert "| goals" in held and "| cars" in held and "| bikes" not in held
     # goals: 0.6 % behind FLAML, 0.6 % ahead of AG; cars: 0.5 % and 2 % ahead of both.
     assert "mle-star: vs FLAML: ahead on 1/2, within 1 % on 2/2; vs AG medium: ahead on 2/2, within 1 % on 2/2" \
-        "; limit used 95%-95%, valid submissions 2/2" in held
+        "; limit used 95%-95%, valid submissions 2/2, valid with 90%-100 % of the limit used 2/2" in held
+
+
+def test_the_summary_counts_runs_that_used_at_least_90_percent_of_the_limit_and_ended_within_it():
+    rows = [_row("bikes", 0, 40.0, 41.0, 42.0), _row("bikes", 1, 41.0, 41.0, 42.0), _row("bikes", 2, None, 41.0, 42.0),
+            _row("bikes", 3, 40.0, 41.0, 42.0)]
+    rows[1]["mle-star"]["wall_s"] = 100.0    # 83 %: too early
+    rows[3]["mle-star"]["wall_s"] = 121.0    # past the limit
+    (line,) = bench.summary(rows, ["mle-star"], ["flaml"])
+    assert line.endswith("limit used 83%-101%, valid submissions 3/4, valid with 90%-100 % of the limit used 1/4")
 
 
 def test_peer_results_are_reused_per_peer_task_seed_and_limit_from_earlier_json(tmp_path):

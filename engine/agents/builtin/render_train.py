@@ -99,11 +99,11 @@ _BLEND_CODE = {
 }
 
 # A blend that learns (weights, a meta-model) scored on the predictions it learned from reports
-# more than it will deliver, and the more candidates a run compares on such scores, the more it
-# picks the luckiest (at 300 s a run chose a blend 0.003 AUC ahead on validation and 0.002 behind
-# on the test rows). On cross-validated predictions each fold's rows are blended with a blender
-# learned on the other folds, so the score compares fairly with a single model's; the blender
-# for the test predictions still learns from all of them.
+# more than it will deliver: greedy weights can never score below their best member there. Phase 3
+# compares such a score with single solutions' and the run keeps the best, so the bias decides.
+# On cross-validated predictions each fold's rows are blended with a blender learned on the other
+# folds, so the score compares fairly with a single model's; the blender for the test predictions
+# still learns from all of them.
 LEARNED_BLENDS = ("weighted", "stacking")
 _CROSS_FITTED_BLEND = [
     "if cv_splits and len(members) > 1:",
