@@ -49,6 +49,13 @@ def test_stacking_ensemble_and_test_script_on_multiclass(multiclass):
     sols = [_solution(multiclass, "extra trees"), _solution(multiclass, "logistic regression")]
     ens = multiclass.ok("ensembler", solutions=sols, plan="Stack the models with a meta learner.").code
     assert parse_spec(ens)["train"]["combine"] == "stacking"
+    stacked = multiclass.run(ens)
+    assert stacked.rc == 0, stacked.stderr
+    # The meta-model learns from the members' out-of-fold predictions; its reported score is
+    # cross-fitted, below what it scores on the rows it learned from.
+    in_sample = float(re.search(r"Blend learned and scored on the same rows: accuracy = ([\d.]+)",
+                                stacked.stdout).group(1))
+    assert stacked.score is not None and stacked.score < in_sample
 
     # Finalization: extract and remove subsampling, then the full-data test script.
     block = multiclass.ok("test", "subsampling_extract", **{"final solution": ens}).code
