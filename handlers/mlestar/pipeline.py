@@ -327,7 +327,8 @@ class Pipeline:
         window = self.plan.finalization_window(wf.now)
         validation = solution.model_copy(update={"score": score})
         # What the validation script's own run wrote: submitted if the test script fails.
-        own = submission_of(wf, solution_id_of(solution.content))
+        solution_id = solution_id_of(solution.content)
+        own = submission_of(wf, solution_id)
         race = PhaseRace(wf, window, self.phases.finalization(self._bounded(window), validation, score,
                                                               deadline_s=window.soft_end_s,
                                                               fallback=validation, validation_submission=own),
@@ -342,7 +343,7 @@ class Pipeline:
         self._fallback(FINALIZATION, outcome, validation, score, f"finalization failed: validation solution kept, "
                        f"{kept} (REQ-OR-043)")
         if own is not None:
-            record_own_submission(wf.at("final"), solution_id_of(solution.content), own)
+            record_own_submission(wf.at("final"), solution_id, own)
         return validation, own.path if own is not None else "", {
             "fallback_reason": f"finalization {outcome.status}: {outcome.error}"}
 
