@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 
+from engine.agents.builtin.ensembling import settings_of
 from engine.agents.builtin.render_train import render_train
 from engine.agents.builtin.spec import parse_spec
 from events.domain import DataContaminationResult
@@ -128,3 +130,62 @@ def test_ablation_studies_use_three_folds_and_solutions_five(binary):
     spec = parse_spec(_solution(binary, "random forest"))
     assert "CV_FOLDS = 3 if" in render_train(spec, mode="ablation")
     assert "CV_FOLDS = 5 if" in render_train(spec)
+
+
+def _plan(settings: dict) -> str:
+    return f"x [builtin-ensemble: {json.dumps(settings, sort_keys=True)}]"
+
+
+def _planned(env, sols, settings_and_scores):
+    text = env.ok("ens_planner", solutions=sols, plans=[_plan(s) for s, _ in settings_and_scores],
+                  scores=[score for _, score in settings_and_scores]).text
+    return settings_of(text)
+
+
+def test_ens_planner_bags_seeds_on_the_best_blend_once_the_methods_are_tried(regression):
+    """Issue 28: a long Phase 3 used to end when the methods ran out (11 combinations); it goes
+    on with seed bags of the best combination, interleaved with its own setting's variants."""
+    sols = [_solution(regression, "random forest"), _solution(regression, "ridge")]
+    history = [({"combine": "mean"}, 0.9), ({"combine": "weighted"}, 0.7), ({"combine": "stacking"}, 0.8),
+               ({"combine": "median"}, 0.95)]
+    first = _planned(regression, sols, history)
+    assert first == {"combine": "weighted", "seeds": 3}
+    history.append((first, 0.69))           # the bag won (lower RMSE): a bigger bag next
+    assert _planned(regression, sols, history) == {"combine": "weighted", "seeds": 5}
+    history.append(({"combine": "weighted", "seeds": 5}, 0.72))
+    # It did not win: the best bag's own setting, then the biggest bag.
+    assert _planned(regression, sols, history) == {"combine": "weighted", "seeds": 3, "rounds": 50}
+    history.append(({"combine": "weighted", "seeds": 3, "rounds": 50}, 0.72))
+    assert _planned(regression, sols, history) == {"combine": "weighted", "seeds": 3, "rounds": 10}
+    history.append(({"combine": "weighted", "seeds": 3, "rounds": 10}, 0.72))
+    assert _planned(regression, sols, history) == {"combine": "weighted", "seeds": 8}
+
+    # Nothing in a ridge-only ensemble varies with the seed: no bag is offered.
+    linear = [_solution(regression, "ridge")]
+    assert "seeds" not in _planned(regression, linear, history[:4])
+
+
+def test_seed_bagged_ensemble_fits_each_seed_varying_member_per_seed(regression):
+    """The bag's seeds give the forest different fits; the ensemble keeps the solutions' early
+    stopping (it dropped it before), and a bad seeds value in a plan means one seed."""
+    sols = [_solution(regression, "random forest"), _solution(regression, "lightgbm")]
+    assert all(parse_spec(s)["train"]["early_stop"] for s in sols)
+    plain = regression.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean"})).code
+    bagged = regression.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": 3})).code
+    assert parse_spec(plain)["train"]["early_stop"] and "class EarlyStopped" in plain
+    assert "SeedBagged" not in plain
+    assert parse_spec(bagged)["train"]["seeds"] == 3 and "BAG_SEEDS = 3" in bagged
+    odd = regression.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": "many"})).code
+    assert "SeedBagged" not in odd and "seeds" not in parse_spec(odd)["train"]
+
+    probe = bagged.replace("members = [(name, SeedBagged", "print('BAG', BAGGED_MEMBERS)\nmembers = [(name, SeedBagged", 1)
+    probe += ("\nfor name, model in members:\n"
+              "    if isinstance(model, SeedBagged):\n"
+              "        fits = [m.predict(X_val) for m in model.estimators_]\n"
+              "        print('FITS', name, len(fits), len({round(float(f[0]), 9) for f in fits}))\n")
+    run = regression.run(probe)
+    assert run.rc == 0, run.stderr
+    fits = re.findall(r"FITS (\S+) (\d+) (\d+)", run.stdout)
+    assert {name for name, _, _ in fits} == {"random_forest", "lightgbm"}
+    assert all(int(n) == 3 and int(distinct) == 3 for _, n, distinct in fits)
+    assert run.score is not None

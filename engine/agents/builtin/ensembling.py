@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, code_reply
 from engine.agents.builtin.render import render_solution
+from engine.agents.builtin.render_train import bagged_members
 from engine.agents.builtin.retrieval import merge_specs
 from engine.agents.builtin.spec import parse_spec
 
@@ -23,9 +25,13 @@ _DESCRIPTION = {
             "so differently calibrated models weigh equally.",
     "median": "Take the per-row median of the models' predictions, robust to one outlying model.",
 }
-# A method's tunable setting and the values to try for it, in order
-_VARIANTS: dict[str, tuple[str, list[float]]] = {"weighted": ("rounds", [25, 50, 10]),
-                                                 "stacking": ("meta_c", [1.0, 0.1, 10.0])}
+# A method's tunable setting: (its name, the value the method uses when not told, others to try in order)
+_VARIANTS: dict[str, tuple[str, float, list[float]]] = {"weighted": ("rounds", 25, [50, 10]),
+                                                        "stacking": ("meta_c", 1.0, [0.1, 10.0])}
+# Seed bags to try on the best combination, in order: each one costs a fit per seed, so a longer
+# Phase 3 (the time mode's, on a long limit) goes on lowering variance where it used to stop
+# when the methods ran out.
+SEED_BAGS = (3, 5, 8)
 
 
 def settings_of(plan: str) -> dict | None:
@@ -51,6 +57,18 @@ def _methods(call: Call) -> list[str]:
     return methods
 
 
+def _refinements(best: dict, can_bag: bool) -> list[dict]:
+    """What to try on the best combination once every method was: the next bigger seed bag,
+    then the method's own setting, then the bigger bags after it."""
+    seeds = int(best.get("seeds", 1))
+    bags = [{**best, "seeds": n} for n in SEED_BAGS if n > seeds] if can_bag else []
+    variants = []
+    if best.get("combine") in _VARIANTS:
+        key, default, values = _VARIANTS[best["combine"]]
+        variants = [{**best, key: value} for value in [default, *values] if best.get(key, default) != value]
+    return bags[:1] + variants + bags[1:]
+
+
 def ens_planner(call: Call) -> Reply:
     """{solutions, plans, scores} -> a combination not tried yet, steered by what scored well."""
     plans = [str(p) for p in call.list_var("plans")]
@@ -67,22 +85,18 @@ def ens_planner(call: Call) -> Reply:
         # A robust blend won so far -> try the other robust one next; else learned blends.
         family = _ROBUST if best.get("combine") in _ROBUST else _LEARNED
         order.sort(key=lambda m: m not in family)
-    choice = None
+    choice: dict[str, Any] | None = None
     for method in order:
         if method not in tried_methods:
             choice = {"combine": method}
             break
-    if choice is None and best is not None and best.get("combine") in _VARIANTS:
-        key, values = _VARIANTS[best["combine"]]
-        for value in values:
-            candidate = {"combine": best["combine"], key: value}
-            if json.dumps(candidate, sort_keys=True) not in tried and best.get(key) != value:
-                choice = candidate
-                break
+    if choice is None and best is not None:
+        can_bag = any(bagged_members(spec) for spec in _specs(call))
+        choice = next((c for c in _refinements(best, can_bag) if json.dumps(c, sort_keys=True) not in tried), None)
     if choice is None:
         for method in order:
             if method in _VARIANTS:
-                key, values = _VARIANTS[method]
+                key, _, values = _VARIANTS[method]
                 for value in values:
                     candidate = {"combine": method, key: value}
                     if json.dumps(candidate, sort_keys=True) not in tried:
@@ -92,7 +106,7 @@ def ens_planner(call: Call) -> Reply:
                 break
     if choice is None:
         raise CannotAnswer("builtin ens_planner: every combination method it knows was tried")
-    text = _DESCRIPTION[choice["combine"]]
+    text = _DESCRIPTION[str(choice["combine"])]
     if len(choice) > 1:
         text += " Settings: " + ", ".join(f"{k}={v}" for k, v in choice.items() if k != "combine") + "."
     if best is not None:
@@ -100,11 +114,15 @@ def ens_planner(call: Call) -> Reply:
     return Reply(text=f"{text} [builtin-ensemble: {json.dumps(choice, sort_keys=True)}]")
 
 
+def _specs(call: Call) -> list[dict]:
+    """The builtin specs of the solutions (those without one are left out)."""
+    return [spec for spec in (parse_spec(str(s)) for s in call.list_var("solutions")) if spec is not None]
+
+
 def ensembler(call: Call) -> Reply:
     """{solutions, plan} -> ONE program training every model of the solutions and combining them."""
     solutions = [str(s) for s in call.list_var("solutions")]
-    specs = [parse_spec(s) for s in solutions]
-    usable = [s for s in specs if s is not None]
+    usable = _specs(call)
     if not usable:
         raise CannotAnswer("builtin ensembler: none of the solutions carries a builtin spec")
     merged = usable[0]
@@ -113,8 +131,16 @@ def ensembler(call: Call) -> Reply:
     settings = settings_of(call.text_var("plan")) or {"combine": "mean"}
     if settings.get("combine") not in _DESCRIPTION:
         settings = {"combine": "mean"}
-    merged["train"] = {**{k: v for k, v in merged["train"].items() if k == "final_fit"}, **settings}
-    note = f"Ensemble of {len(merged['model']['members'])} models from {len(usable)} solutions ({settings['combine']})."
+    seeds = settings.get("seeds")
+    if "seeds" in settings and not (isinstance(seeds, int) and 1 <= seeds <= max(SEED_BAGS)):
+        settings = {k: v for k, v in settings.items() if k != "seeds"}   # a plan's odd value: one seed
+    # A LightGBM member keeps being sized by early stopping when a solution it comes from was.
+    kept = {k: v for k, v in merged["train"].items() if k == "final_fit"}
+    if any(spec["train"].get("early_stop") for spec in usable):
+        kept["early_stop"] = True
+    merged["train"] = {**kept, **settings}
+    note = f"Ensemble of {len(merged['model']['members'])} models from {len(usable)} solutions ({settings['combine']}"
+    note += f", each seed-varying model fit under {settings['seeds']} seeds)." if int(settings.get("seeds", 1)) > 1 else ")."
     if len(usable) < len(solutions):
         note += f" {len(solutions) - len(usable)} solution(s) without a builtin spec were left out."
     return code_reply(render_solution(merged), note)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.spec import dumps
 
 COMBINE_METHODS = ("mean", "weighted", "stacking", "rank", "median")
@@ -212,7 +213,8 @@ _EARLY_STOP = [
     "                self.classes_ = self.estimator_.classes_",
     "            return self",
     '        classify = hasattr(self.estimator, "predict_proba")',
-    "        key = repr(sorted(self.estimator.get_params().items()))",
+    "        # The seed is not part of the key: the fits of a seed bag share one stopping point.",
+    "        key = repr(sorted(kv for kv in self.estimator.get_params().items() if kv[0] != \"random_state\"))",
     "        if key not in STOPPING_ROUNDS:",
     "            strata = y if classify and np.bincount(y).min() >= 2 else None",
     "            X_a, X_b, y_a, y_b = train_test_split(X, y, test_size=0.1, random_state=SEED, stratify=strata)",
@@ -242,6 +244,61 @@ _NOT_SIZED = [
     "def sized(estimator):",
     "    return estimator",
 ]
+
+
+# Seed bagging (train gene ``seeds``): each member whose fits vary with the seed (catalog
+# ``seed_varies``: row and column draws, random initial weights) is fit once per seed and its
+# predictions averaged. It lowers the variance part of the error, costs a fit per seed, and
+# needs no choice the validation rows could overfit; Phase 3 tries it once the blends are known.
+_SEED_BAG = [
+    "class SeedBagged(BaseEstimator):",
+    '    """The model fit under `seeds` seeds (SEED, SEED + 1, ...), its predictions averaged."""',
+    "",
+    "    def __init__(self, estimator, seeds=2):",
+    "        self.estimator = estimator",
+    "        self.seeds = seeds",
+    "",
+    "    def fit(self, X, y):",
+    "        params = self.estimator.get_params()",
+    '        seeded = [k for k, v in params.items() if k.endswith("random_state") and isinstance(v, int)]',
+    "        self.estimators_ = [",
+    "            clone(self.estimator).set_params(**{k: params[k] + i for k in seeded}).fit(X, y)",
+    "            for i in range(self.seeds if seeded else 1)",
+    "        ]",
+    '        if hasattr(self.estimators_[0], "classes_"):',
+    "            self.classes_ = self.estimators_[0].classes_",
+    "        return self",
+    "",
+    "    def predict(self, X):",
+    "        return np.mean([m.predict(X) for m in self.estimators_], axis=0)",
+    "",
+    "    def predict_proba(self, X):",
+    "        return np.mean([m.predict_proba(X) for m in self.estimators_], axis=0)",
+]
+
+
+def bagged_members(spec: dict[str, Any]) -> list[str]:
+    """The names of the members that seed bagging fits more than once."""
+    return [m["name"] for m in spec["model"]["members"] if FAMILIES[m["family"]].seed_varies]
+
+
+def _members_code(spec: dict[str, Any]) -> list[str]:
+    seeds = int(spec["train"].get("seeds", 1))
+    bagged = bagged_members(spec) if seeds > 1 else []
+    if not bagged:
+        return ["members = make_members()"]
+    # The early-stopping code (written above it) imports BaseEstimator already.
+    imports = [] if spec["train"].get("early_stop") else ["from sklearn.base import BaseEstimator", "", ""]
+    return [
+        *imports,
+        *_SEED_BAG,
+        "",
+        "",
+        f"BAG_SEEDS = {seeds}",
+        f"BAGGED_MEMBERS = {tuple(bagged)!r}",
+        "members = [(name, SeedBagged(model, BAG_SEEDS) if name in BAGGED_MEMBERS else model)",
+        "           for name, model in make_members()]",
+    ]
 
 
 def _score_rows_code(score_rows: Any) -> list[str]:
@@ -286,7 +343,7 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         *(_EARLY_STOP if train.get("early_stop") else _NOT_SIZED),
         "",
         "",
-        "members = make_members()",
+        *_members_code(spec),
         "# The validation score comes from out-of-fold predictions over all training rows when the",
         "# data is small enough: a single small hold-out is too noisy to choose between solutions.",
         "X_cv = pd.concat([X_tr, X_val])",
