@@ -27,6 +27,7 @@ again (only fair on the same machine and peer version; the printout names the fi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -297,6 +298,8 @@ def main() -> None:
                         help="where the bundled tasks are prepared and kept between runs (a 50k-row task "
                              "takes minutes to prepare)")
     parser.add_argument("--json", dest="json_out", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="keep every run's event store and files in this new directory (default: deleted)")
     parser.add_argument("--reuse", nargs="*", type=Path, default=[],
                         help="reuse the peers' results for the same task, seed and limit from these --json files")
     args = parser.parse_args()
@@ -311,8 +314,14 @@ def main() -> None:
     tasks = args.tasks or [n for n in SPECS if args.task_set == "all" or n in SETS[args.task_set]]
     reused = earlier_results(args.reuse, args.peers)
     rows: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="bench-automl-") as tmp:
-        work = Path(tmp)
+    if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
+        raise SystemExit(f"--keep {args.keep}: the directory is not empty; name a new or empty one")
+    with contextlib.ExitStack() as stack:
+        if args.keep is None:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-automl-")))
+        else:
+            work = args.keep
+            work.mkdir(parents=True, exist_ok=True)
         for name in tasks:
             task_dir = prepare_bundled(name, args.tasks_dir / name)
             rule = Score(load_task(task_dir).direction)

@@ -9,7 +9,7 @@ import signal
 import anyio
 
 from events.core import AgentCallCompleted, AgentCallRequested, Note
-from handlers.runtime import Workflow
+from handlers.workflow import Workflow
 
 
 async def main(wf: Workflow) -> None:

@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from events.core import SolutionEvaluated, SubmissionInfo
 from events.domain import EvaluationResult, SolutionScript
-from handlers.runtime import Workflow
 from handlers.safety import check_and_fix_leakage, debug_once
 from handlers.toolkit import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
+from handlers.workflow import Workflow
 
 STDERR_TAIL = 2000
 SUBMISSIONS_KEY = "evaluation/valid-submissions"  # solution id -> the valid submission its run left

@@ -56,10 +56,10 @@ from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, Evaluated, bug_text, evaluate_with_retry
 from handlers.futures import Cancelled
 from handlers.prompts import fenced_blocks
-from handlers.runtime import Workflow
 from handlers.safety import debug_once
 from handlers.timebudget import Window
 from handlers.toolkit import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, past, warn
+from handlers.workflow import Workflow
 
 SUBMISSION = "./final/submission.csv"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from events.core import AgentCallCompleted
 from events.domain import AgentType, LeakageDetectionOutput, SolutionScript
 from handlers.prompts import DATA_ALL_USED, extract_code_block
-from handlers.runtime import Workflow
 from handlers.toolkit import ask, code_of, info, looks_like_code, warn
+from handlers.workflow import Workflow
 
 SCORE_PHRASE = "Final Validation Performance"
 

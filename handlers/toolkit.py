@@ -10,7 +10,7 @@ from events.domain import AgentType, SolutionScript
 from events.score import Score
 from handlers.deadline import MAX_EVAL_TIMEOUT_S, MIN_EVAL_TIMEOUT_S, Deadline
 from handlers.prompts import build_request, extract_code_block
-from handlers.runtime import Workflow
+from handlers.workflow import Workflow
 
 __all__ = ["MIN_EVAL_TIMEOUT_S", "AgentReply", "ask", "code_of", "deadline_of", "info", "looks_like_code", "past",
            "score_rule", "session_for_scope", "timeout_for", "warn", "with_score"]

@@ -26,8 +26,8 @@ from handlers.evaluation import bug_text
 from handlers.evolution.genes import parse_genes, structure_error
 from handlers.evolution.prompts import debug_request, review_request
 from handlers.prompts import longest_fenced_block
-from handlers.runtime import Workflow
 from handlers.toolkit import AgentReply, code_of, looks_like_code, timeout_for
+from handlers.workflow import Workflow
 
 OUTPUT_TAIL = 3000
 ERROR_TAIL = 4000

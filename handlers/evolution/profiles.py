@@ -19,7 +19,7 @@ from events.evolution import ProfilesEvolved
 from events.score import Score, Ties
 from handlers.evolution.journal import FITNESS, Journal, Node
 from handlers.evolution.prompts import profile_evolver_request
-from handlers.runtime import Workflow
+from handlers.workflow import Workflow
 
 # Fitness ranked the other way round: its "best" is the least fit node (the profile's worst).
 LEAST_FIT = Score(MetricDirection.minimize)

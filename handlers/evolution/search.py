@@ -46,12 +46,12 @@ from handlers.evolution.profiles import evolve_profiles, seed_profiles
 from handlers.evolution.steps import SOLUTION_PHASE, Phase, plan_step, run_step
 from handlers.evolution.summary import run_summary
 from handlers.finalization import finalize_within
-from handlers.futures import Cancelled
+from handlers.futures import Cancelled, Task
 from handlers.money import search_budget_usd, search_money_short
-from handlers.runtime import Task, Workflow
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven
 from handlers.timebudget import TimePlan
 from handlers.toolkit import info, warn
+from handlers.workflow import Workflow
 
 Halt = Literal["time_limit", "cost_limit"]
 PhaseOneReason = Literal["target_reached", "budget_exhausted", "time_limit", "cost_limit"]

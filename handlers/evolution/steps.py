@@ -35,8 +35,8 @@ from handlers.evolution.selection import (
     tournament_select,
 )
 from handlers.money import budget_stopped
-from handlers.runtime import Workflow
 from handlers.toolkit import info
+from handlers.workflow import Workflow
 
 Phase = Literal["draft", "evolve"]
 SOLUTION_PHASE = {"draft": SolutionPhase.init, "merge": SolutionPhase.merged, "mutate": SolutionPhase.refined}

@@ -12,8 +12,8 @@ from events.core import PhaseCompleted, PhaseStarted
 from events.domain import PipelineError
 from handlers.finalization import run_finalization
 from handlers.mlestar.phase1 import generate_candidate, rank_candidates, retrieve_models
-from handlers.runtime import Workflow
 from handlers.toolkit import score_rule
+from handlers.workflow import Workflow
 
 
 async def best_candidate(wf: Workflow) -> None:

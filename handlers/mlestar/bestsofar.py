@@ -16,7 +16,7 @@ from events.base import Event
 from events.core import SolutionEvaluated
 from events.domain import SolutionScript
 from events.score import Score
-from handlers.runtime import Workflow
+from handlers.workflow import Workflow
 from replay.best import BestEvaluated
 
 KEY = "mle-star/best-so-far"

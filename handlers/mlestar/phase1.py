@@ -42,12 +42,13 @@ from events.pipeline import WorkCut
 from events.score import Score
 from handlers.deadline import Deadline
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
+from handlers.futures import Task
 from handlers.mlestar.bestsofar import rebase_best
 from handlers.money import budget_stopped
-from handlers.runtime import Task, Workflow
 from handlers.safety import check_and_fix_leakage, check_data_usage
 from handlers.step_policy import StepTimer, room_for_another, time_driven
 from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, timeout_for, warn
+from handlers.workflow import Workflow
 
 BUDGET_STOPPED = "stopped by the budget: A_init's call was refused or cut for want of money"
 

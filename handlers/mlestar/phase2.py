@@ -62,6 +62,7 @@ from events.pipeline import WorkCut
 from events.score import Ties
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, evaluate_with_retry
+from handlers.futures import Cancelled
 from handlers.mlestar.phase2_extract import Extraction, NoBlock, extract_block, parse_extractor
 from handlers.mlestar.phase2_inner import (
     locate_block,
@@ -70,9 +71,9 @@ from handlers.mlestar.phase2_inner import (
     run_phase2_inner_loop,
     validate_code_block,
 )
-from handlers.runtime import Cancelled, Workflow
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, steps_that_fit, time_driven
 from handlers.toolkit import ask, code_of, deadline_of, info, score_rule, warn, with_score
+from handlers.workflow import Workflow
 
 AUTO_SUMMARY_PREFIX = "[Auto-summary from raw output] "
 RAW_TAIL_CHARS = 2000

@@ -13,8 +13,8 @@ from events.domain import AgentType, ExtractorOutput, SolutionScript
 from events.phase2 import BlockMatch
 from handlers.mlestar.phase2_inner import locate_block
 from handlers.prompts import build_request, extract_code_block
-from handlers.runtime import Workflow
 from handlers.toolkit import AgentReply, info, warn
+from handlers.workflow import Workflow
 
 MAX_PARSE_RETRIES = 1   # REQ-P2O-034
 MAX_REASKS = 2          # REQ-P2O-018

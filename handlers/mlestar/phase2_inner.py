@@ -45,9 +45,9 @@ from events.phase2 import RefinementAttempted
 from events.score import usable
 from handlers.evaluation import EvalPolicy, evaluate_with_retry
 from handlers.prompts import extract_code_block
-from handlers.runtime import Workflow
 from handlers.step_policy import INNER_CAP_FACTOR, StepTimer, room_for_another
 from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, warn
+from handlers.workflow import Workflow
 
 PLANNER_FAILED = "[planner failed]"
 DEADLINE_SKIPPED = "[skipped: deadline reached]"

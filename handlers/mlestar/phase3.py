@@ -53,9 +53,9 @@ from events.phase3 import EnsemblePlanned, EnsembleRoundCompleted, EnsembleSelec
 from events.score import Score, Ties, usable
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
-from handlers.runtime import Workflow
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven
 from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, timeout_for, warn, with_score
+from handlers.workflow import Workflow
 
 PLANNER_FAILED = "[ens_planner failed]"                 # REQ-P3-031
 DEADLINE_PLAN = "[skipped: phase 3 deadline reached]"

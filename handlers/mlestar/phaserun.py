@@ -30,9 +30,10 @@ from events.core import Note, PhaseCompleted, PhaseStarted
 from events.domain import PipelineError
 from events.pipeline import BudgetExhausted, BudgetWarning, DeadlineHit, PhaseBudgetAllocated
 from handlers.deadline import DeadlineReached
+from handlers.futures import Task
 from handlers.money import search_budget_usd, search_money_short
-from handlers.runtime import Task, Workflow
 from handlers.timebudget import Window
+from handlers.workflow import Workflow
 
 BUDGET_WARNING_FRACTION = 0.80
 

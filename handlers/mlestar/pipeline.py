@@ -79,9 +79,9 @@ from handlers.mlestar.phase1 import post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
 from handlers.mlestar.phaserun import BUDGET, COMPLETED, FAILED, Ledger, Limits, Outcome, PhaseRace
-from handlers.runtime import Workflow
 from handlers.timebudget import FINALIZATION, TimePlan, Window
 from handlers.toolkit import score_rule, warn
+from handlers.workflow import Workflow
 
 # Phases whose handlers record their own PhaseStarted and (on success) PhaseCompleted, and the
 # name they record them under (finalization brackets itself as "final", its scope). Phase 2 is

@@ -14,7 +14,7 @@ from structlog.testing import capture_logs
 
 from engine.agents.select import select_backend, selection_event
 from events.domain import PipelineConfig
-from handlers.runtime import Workflow
+from handlers.workflow import Workflow
 from tests.core.helpers import TOY_TASK, engine_env, read_log, run_engine
 
 NO_AGENT_STRATEGY = "tests.agents.test_agent_selection_recorded:no_agent_calls"

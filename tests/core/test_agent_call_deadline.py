@@ -14,7 +14,8 @@ from events.base import Envelope, NewEvent, load_event
 from events.core import AgentCallCompleted, AgentCallRequested, RunStarted
 from events.domain import TaskDescription
 from handlers.deadline import Deadline
-from handlers.runtime import Runtime, Workflow
+from handlers.runtime import Runtime
+from handlers.workflow import Workflow
 from replay.verify import verify
 from tests.core.helpers import TOY_TASK
 

@@ -17,7 +17,8 @@ from engine.run.driver import Driver, Executors
 from events.base import NewEvent
 from events.core import AgentCallRequested, DriverStopped, RunStarted
 from events.domain import PipelineConfig
-from handlers.runtime import Runtime, Workflow
+from handlers.runtime import Runtime
+from handlers.workflow import Workflow
 from store.sqlite import SQLiteEventStore
 from tests.support.sim import make_task
 

@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 from events.core import Note
-from handlers.runtime import Runtime, Workflow
+from handlers.runtime import Runtime
+from handlers.workflow import Workflow
 from replay.verify import verify
 from store.sqlite import SQLiteEventStore
 from tests.core.helpers import REPO, assert_no_traceback, engine_env, run_engine

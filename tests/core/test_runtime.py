@@ -20,7 +20,9 @@ from events.core import (
     RunStarted,
 )
 from events.domain import PipelineError, TaskDescription
-from handlers.runtime import Cancelled, Runtime, Workflow, run_sync
+from handlers.futures import Cancelled
+from handlers.runtime import Runtime, run_sync
+from handlers.workflow import Workflow
 from tests.toy import strategy as toy
 
 TASK = TaskDescription(competition_id="toy", task_type="regression", data_modality="tabular",

@@ -97,7 +97,7 @@ def test_REQ_OR_026_evaluation_timeouts_never_exceed_what_is_left():
 
 
 def test_cancelled_path_records_how_far_it_got():
-    from handlers.runtime import Workflow
+    from handlers.workflow import Workflow
 
     async def main(wf: Workflow):
         from events.domain import SolutionPhase, SolutionScript

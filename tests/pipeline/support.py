@@ -33,7 +33,7 @@ from events.domain import (
     SolutionScript,
 )
 from handlers.mlestar.pipeline import Phases, run_mle_star
-from handlers.runtime import Workflow
+from handlers.workflow import Workflow
 from tests.support.sim import SimRun, ok_result, simulate_clock
 
 Durations = Callable[[Any], float | None]

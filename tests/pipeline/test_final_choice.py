@@ -22,7 +22,7 @@ from events.domain import (
 from events.pipeline import DeadlineHit, FallbackUsed, WorkCut
 from events.score import Score
 from handlers.mlestar.finalchoice import choose_final
-from handlers.runtime import Workflow
+from handlers.workflow import Workflow
 from replay.state import fold
 from tests.pipeline.support import Script
 from tests.replays.fixtures import HERE, read_fixture

@@ -53,7 +53,8 @@ from events.core import (
 from events.domain import EvaluationResult, PipelineConfig, TaskDescription
 from events.spend import AgentSpendRecorded
 from handlers.mlestar.pipeline import main as mle_star
-from handlers.runtime import Runtime, Workflow
+from handlers.runtime import Runtime
+from handlers.workflow import Workflow
 from replay.verify import verify
 from tests.replays.fixtures import HERE, reseal, write_jsonl
 

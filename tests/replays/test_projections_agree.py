@@ -73,7 +73,7 @@ def agree(rt: Runtime, state: PipelineState, rebased: Rebased, where: str) -> No
     assert rt.spend.usd == state.accumulated_cost_usd, where
     assert rt.agent_calls == state.agent_call_count, where
     assert rt.spend.unknown == state.unknown_cost_calls, where
-    tracker = rt._shared.get(KEY)
+    tracker = rt.shared.get(KEY)
     if not isinstance(tracker, BestSoFar):   # only MLE-STAR keeps a run-wide fallback
         return
     expected = state.best if rebased.best is None else rebased.best

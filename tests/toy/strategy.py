@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 
 from events.core import AgentCallCompleted, AgentCallRequested, Note, PhaseCompleted, PhaseStarted
-from handlers.runtime import Workflow
+from handlers.workflow import Workflow
 
 
 async def ask(wf: Workflow, name: str, prompt: str) -> str:
