@@ -6,7 +6,7 @@ import json
 import re
 
 from engine.agents.builtin.ensembling import settings_of
-from engine.agents.builtin.render_train import render_train
+from engine.agents.builtin.render_train import bagged_members, render_train
 from engine.agents.builtin.spec import parse_spec
 from events.domain import DataContaminationResult
 
@@ -189,3 +189,15 @@ def test_seed_bagged_ensemble_fits_each_seed_varying_member_per_seed(regression)
     assert {name for name, _, _ in fits} == {"random_forest", "lightgbm"}
     assert all(int(n) == 3 and int(distinct) == 3 for _, n, distinct in fits)
     assert run.score is not None
+
+
+def test_bagged_members_are_the_ones_whose_fits_vary_with_the_seed(regression):
+    """Forests and LightGBM always draw; scikit-learn's GBM only on a row sample (subsample < 1,
+    its REGULARIZATION gene's default 0.9); a ridge never does."""
+    forest = parse_spec(_solution(regression, "random forest"))
+    gbm = parse_spec(_solution(regression, "gradient boosting"))
+    ridge = parse_spec(_solution(regression, "ridge"))
+    assert bagged_members(forest) == ["random_forest"]
+    assert bagged_members(gbm) == ["gradient_boosting"] and gbm["reg"]["gradient_boosting"]["subsample"] < 1
+    gbm["reg"]["gradient_boosting"]["subsample"] = 1.0
+    assert bagged_members(gbm) == [] and bagged_members(ridge) == []

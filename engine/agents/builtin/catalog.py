@@ -42,6 +42,13 @@ class Family:
     seed_varies: bool = False
 
 
+def varies_with_seed(family: Family, params: dict[str, Any]) -> bool:
+    """Whether fits of this model differ from seed to seed: a family that draws in every fit,
+    or boosting on a row sample (``subsample`` below 1, in the MODEL or REGULARIZATION gene)."""
+    subsample = params.get("subsample")
+    return family.seed_varies or (isinstance(subsample, (int, float)) and subsample < 1)
+
+
 def _both(d: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {"classification": dict(d), "regression": dict(d)}
 

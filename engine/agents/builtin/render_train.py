@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.builtin.catalog import FAMILIES
+from engine.agents.builtin.catalog import FAMILIES, varies_with_seed
 from engine.agents.builtin.spec import dumps
 
 COMBINE_METHODS = ("mean", "weighted", "stacking", "rank", "median")
@@ -247,7 +247,7 @@ _NOT_SIZED = [
 
 
 # Seed bagging (train gene ``seeds``): each member whose fits vary with the seed (catalog
-# ``seed_varies``: row and column draws, random initial weights) is fit once per seed and its
+# ``varies_with_seed``: row and column draws, random initial weights) is fit once per seed and its
 # predictions averaged. It lowers the variance part of the error, costs a fit per seed, and
 # needs no choice the validation rows could overfit; Phase 3 tries it once the blends are known.
 _SEED_BAG = [
@@ -279,7 +279,10 @@ _SEED_BAG = [
 
 def bagged_members(spec: dict[str, Any]) -> list[str]:
     """The names of the members that seed bagging fits more than once."""
-    return [m["name"] for m in spec["model"]["members"] if FAMILIES[m["family"]].seed_varies]
+    reg = spec.get("reg") or {}
+    return [m["name"] for m in spec["model"]["members"]
+            if varies_with_seed(FAMILIES[m["family"]],
+                                {**reg.get(m["name"], reg.get(m["family"], {})), **m["params"]})]
 
 
 def _members_code(spec: dict[str, Any]) -> list[str]:
