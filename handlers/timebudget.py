@@ -11,7 +11,7 @@ measured (``Measured``), since finalization is a handful of agent calls and a ru
 chosen script on the full data:
 
     need     = 2 × the evaluation of the solution to be finalized     (the test run, one debug run)
-             + 4 × the slowest agent call                              (A_test, subsampling ×2,
+             + 4 × the slowest answered agent call                     (A_test, subsampling ×2,
                                                                         the leakage check)
     reserve  = min(T / 2, max(finalization share × T, FINALIZATION_FLOOR_S, need))
 

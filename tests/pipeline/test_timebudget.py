@@ -137,3 +137,31 @@ def test_REQ_OR_025_clipped_search_phases_share_what_is_left_in_proportion(limit
     if w2.end_s + (limit - w2.end_s) * 15 / 25 > plan.finalize_at_s + 1e-6:   # Phase 3 was clipped
         assert w3.budget_s == pytest.approx(plan.finalize_at_s - w2.end_s)
         assert w3.budget_s >= left * 15 / 80 - 1e-6
+
+
+async def _three_calls(wf):
+    from events.core import AgentCallRequested
+
+    await wf.gather(*(wf.agent(AgentCallRequested(effect_id=wf.effect_id(n), agent_type="t", prompt=n))
+                      for n in ("timed", "untimed", "failed")))
+    wf.complete(submission_path="", best_score=None, result={})
+
+
+def test_REQ_OR_034_only_answers_measure_how_long_an_agent_call_takes():
+    """Finalization's reserve counts four of the slowest agent call. An answer's duration is its
+    executor's, else the driven time it took; a failure carries none, and the driven time of one
+    that failed at once is only the wait for the results ahead of it, so it is not measured."""
+    from events.core import AgentCallCompleted, AgentCallFailed, RunStarted
+    from events.domain import TaskDescription
+    from handlers.runtime import Runtime
+
+    task = TaskDescription(competition_id="toy", task_type="regression", data_modality="tabular",
+                           evaluation_metric="rmse", metric_direction="minimize", description="toy")
+    rt = Runtime(_three_calls)
+    rt.feed(RunStarted(strategy="t", backend="t", seed=1, config={}, task=task, task_dir="/t", run_dir="/r"))
+    rt.feed(AgentCallCompleted(effect_id="run/timed", text="a", duration_s=0.5, elapsed_s=3.0))
+    assert rt.measured.slowest_agent_s == 0.5
+    rt.feed(AgentCallCompleted(effect_id="run/untimed", text="b", elapsed_s=4.0))
+    assert rt.measured.slowest_agent_s == 4.0
+    rt.feed(AgentCallFailed(effect_id="run/failed", error="no plan", elapsed_s=20.0))
+    assert rt.finished and rt.measured.slowest_agent_s == 4.0
