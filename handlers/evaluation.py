@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from events.core import SolutionEvaluated, SubmissionInfo
+from events.core import EvaluationCompleted, SolutionEvaluated, SubmissionInfo
 from events.domain import EvaluationResult, SolutionScript
 from handlers.safety import check_and_fix_leakage, debug_once
 from handlers.toolkit import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
@@ -25,6 +25,12 @@ from handlers.workflow import Workflow
 
 STDERR_TAIL = 2000
 SUBMISSIONS_KEY = "evaluation/valid-submissions"  # solution id -> the valid submission its run left
+# (scope, solution id, purpose) -> that script's clean evaluation in that scope. A script is run
+# again only when it failed: an identical one gives the same result (the scripts are seeded), and
+# a path whose planner has run out of new settings wrote the same scripts again and again
+# (bird-strike-damage at 300 s: 23 of its 80 runs repeated one of the same path, 46 s of run time).
+# Per scope, because concurrent paths' results interleave and a path's decisions must not depend on how.
+RAN_KEY = "evaluation/clean-runs"
 
 
 @dataclass(frozen=True)
@@ -149,9 +155,23 @@ async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: Ev
     if policy.leakage_check == "before_run":  # else the caller checked exactly this script, or none is due
         current, current_id = await checked(current, current_id, name)
     eval_ids: list[str] = []
-    done = await wf.evaluate(current_id, name=f"{name}/eval", purpose=purpose, timeout_s=time_left(),
-                             expect_submission=expect_submission)
-    eval_ids.append(done.effect_id)
+    ran: dict[tuple[str, str, str], EvaluationCompleted] = wf.shared(RAN_KEY, dict)
+
+    async def run(script_id: str, eval_name: str) -> EvaluationCompleted:
+        earlier = ran.get((wf.scope, script_id, purpose))
+        if earlier is not None:
+            info(wf, "this script was evaluated before in this scope; its result is reused",
+                 solution_id=script_id, eval_id=earlier.effect_id)
+            done = earlier
+        else:
+            done = await wf.evaluate(script_id, name=eval_name, purpose=purpose, timeout_s=time_left(),
+                                     expect_submission=expect_submission)
+            if not done.result.is_error:
+                ran[(wf.scope, script_id, purpose)] = done
+        eval_ids.append(done.effect_id)
+        return done
+
+    done = await run(current_id, f"{name}/eval")
     attempts = 0
     while done.result.is_error and attempts < attempts_allowed and not overdue():
         attempts += 1
@@ -166,9 +186,7 @@ async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: Ev
         if overdue():
             break
         current, current_id = checked_fix, checked_id
-        done = await wf.evaluate(current_id, name=f"{name}/eval-{attempts}", purpose=purpose,
-                                 timeout_s=time_left(), expect_submission=expect_submission)
-        eval_ids.append(done.effect_id)
+        done = await run(current_id, f"{name}/eval-{attempts}")
         info(wf, "debug attempt evaluated", attempt=attempts, ok=not done.result.is_error)
 
     result = done.result

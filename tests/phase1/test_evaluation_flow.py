@@ -133,3 +133,37 @@ def test_clean_run_without_score_line_is_not_debugged():
 
     sim, ev = run_flow("print('hello')\n", agent)
     assert sim.agent_requests("debugger") == [] and ev.score is None and ev.solution.is_executable
+
+
+def test_an_identical_script_is_run_once_per_scope_and_a_failed_one_again():
+    """A path whose planner ran out of settings writes the same script again: its clean result is
+    reused (the SolutionEvaluated names the run it came from), in its own scope only; a failed
+    run is always retried."""
+    same, broken = script(0.7, "same"), script(None, "broken")
+    out = {}
+
+    async def main(wf):
+        def evaluate(scope: str, code: str, name: str):
+            return evaluate_with_retry(wf.at(scope), SolutionScript(content=code, phase=SolutionPhase.init),
+                                       EvalPolicy.scored("candidate", 60), name=name, origin="init")
+
+        out["evs"] = [await evaluate("path-0", same, "a"), await evaluate("path-0", same, "b"),
+                      await evaluate("path-1", same, "c"), await evaluate("path-0", broken, "d"),
+                      await evaluate("path-0", broken, "e")]
+        wf.complete(submission_path="", best_score=None, result={})
+
+    def agent(req):
+        if req.agent_type == "debugger":
+            return AgentCallFailed(effect_id=req.effect_id, error="no idea")
+        return leakage_clean(req)
+
+    sim = simulate(main, agent=agent, evaluate=evaluate_script, config=PipelineConfig(max_debug_attempts=1),
+                   task=make_task())
+    assert [r.effect_id for r in sim.of(EvaluationRequested)] == [
+        "path-0/a/eval", "path-1/c/eval", "path-0/d/eval", "path-0/e/eval"]
+    a, b, c, d, e = out["evs"]
+    assert a.score == b.score == c.score == 0.7 and b.result == a.result and b.submission == a.submission
+    assert d.score is None and e.score is None
+    assert [s.eval_ids for s in sim.of(SolutionEvaluated)] == [
+        ["path-0/a/eval"], ["path-0/a/eval"], ["path-1/c/eval"], ["path-0/d/eval"], ["path-0/e/eval"]]
+    assert any("evaluated before in this scope" in n.message for n in sim.of(Note))

@@ -48,8 +48,18 @@ def fixed_durations(req: Any) -> float | None:
     return None
 
 
+def distinct(req: AgentCallRequested) -> AgentCallCompleted:
+    """The scripted agent, each script it writes marked with the call that wrote it: its ensembler
+    and ablation answers are always the same script, whose result a path reuses instead of running
+    it again (``handlers.evaluation``), and the time these tests measure is that of steps that run."""
+    done = sa.answer(req)
+    if done.text.endswith("\n```"):
+        done = done.model_copy(update={"text": done.text[:-4] + f"\n# by {req.effect_id}\n```"})
+    return done
+
+
 def run_mle_star(config: PipelineConfig, durations: Any = fixed_durations) -> SimRun:
-    run = simulate_clock(mle_star_main, agent=sa.answer, evaluate=sa.evaluate, config=config,
+    run = simulate_clock(mle_star_main, agent=distinct, evaluate=sa.evaluate, config=config,
                          durations=durations, max_steps=400_000)
     assert run.completed is not None, run.failed
     return run
