@@ -22,14 +22,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
-from events.domain import (
-    AgentType,
+from events.agent_outputs import (
     DataContaminationResult,
     ExtractorOutput,
     LeakageDetectionOutput,
     RetrieverOutput,
     output_format_for,
 )
+from events.domain import AgentType
 
 ModelAlias = Literal["sonnet", "opus", "haiku", "inherit"]
 

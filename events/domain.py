@@ -1,7 +1,8 @@
 """Domain values of spec 01 (REQ-DM-001..050): configuration, task, solutions, results.
 
-Everything here is a plain pydantic v2 model; only pydantic and the standard library are
-imported (REQ-DM-050). All models are frozen except ``SolutionScript`` (REQ-DM-039), whose
+Everything here is a plain pydantic v2 model; only pydantic, the standard library and the
+agents' structured answers (``events.agent_outputs``, the same kind of module) are imported
+(REQ-DM-050). All models are frozen except ``SolutionScript`` (REQ-DM-039), whose
 ``score`` is filled in after evaluation.
 """
 
@@ -21,6 +22,8 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+
+from events.agent_outputs import RetrievedModel
 
 
 class TaskType(str, Enum):
@@ -278,80 +281,6 @@ class CodeBlock(BaseModel):
     content: str
     category: CodeBlockCategory | None = None
     outer_step: int | None = None
-
-
-# --- structured outputs (REQ-DM-014..020) -------------------------------------------------
-
-
-class RetrievedModel(BaseModel):
-    model_config = _FROZEN
-
-    model_name: str
-    example_code: str
-
-
-class RetrieverOutput(BaseModel):
-    model_config = _FROZEN
-
-    models: list[RetrievedModel]
-
-    @field_validator("models")
-    @classmethod
-    def _at_least_one(cls, value: list[RetrievedModel]) -> list[RetrievedModel]:
-        if len(value) < 1:
-            raise ValueError("models must contain at least one entry")
-        return value
-
-
-class RefinePlan(BaseModel):
-    model_config = _FROZEN
-
-    code_block: str
-    plan: str
-
-
-class ExtractorOutput(BaseModel):
-    model_config = _FROZEN
-
-    plans: list[RefinePlan]
-
-    @field_validator("plans")
-    @classmethod
-    def _at_least_one(cls, value: list[RefinePlan]) -> list[RefinePlan]:
-        if len(value) < 1:
-            raise ValueError("plans must contain at least one entry")
-        return value
-
-
-class LeakageAnswer(BaseModel):
-    model_config = _FROZEN
-
-    leakage_status: Literal["Yes Data Leakage", "No Data Leakage"]
-    code_block: str
-
-
-class LeakageDetectionOutput(BaseModel):
-    model_config = _FROZEN
-
-    answers: list[LeakageAnswer]
-
-    @field_validator("answers")
-    @classmethod
-    def _at_least_one(cls, value: list[LeakageAnswer]) -> list[LeakageAnswer]:
-        if len(value) < 1:
-            raise ValueError("answers must contain at least one entry")
-        return value
-
-
-class DataContaminationResult(BaseModel):
-    model_config = _FROZEN
-
-    verdict: Literal["Novel", "Same"]
-
-
-def output_format_for(model: type[BaseModel]) -> dict[str, Any]:
-    """REQ-DM-041/049: the ``output_format`` envelope the Claude Agent SDK accepts."""
-    return {"type": "json_schema", "schema": model.model_json_schema()}
 
 
 # --- evaluation and results (REQ-DM-021..025, 042, 043; REQ-P2I-036) ---------------------

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from events.agent_outputs import RetrievedModel
 from events.base import Event, register
-from events.domain import RetrievedModel
 
 
 @register

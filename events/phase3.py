@@ -14,9 +14,10 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from events.agent_outputs import DataContaminationResult
 from events.base import Event, register
 from events.core import SubmissionInfo
-from events.domain import DataContaminationResult, EnsembleAttempt, Phase3Result, SolutionScript
+from events.domain import EnsembleAttempt, Phase3Result, SolutionScript
 
 # --- Phase 3 ----------------------------------------------------------------------------------
 

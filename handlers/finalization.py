@@ -43,8 +43,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from events.agent_outputs import DataContaminationResult
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted, SubmissionInfo
-from events.domain import AgentType, DataContaminationResult, SolutionPhase, SolutionScript
+from events.domain import AgentType, SolutionPhase, SolutionScript
 from events.phase3 import (
     ContaminationChecked,
     FinalizationFellBack,

@@ -26,17 +26,9 @@ cuts whatever runs past the window of a Phase 1 that has a score.
 
 from __future__ import annotations
 
+from events.agent_outputs import RetrievedModel, RetrieverOutput
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
-from events.domain import (
-    AgentType,
-    EvaluationResult,
-    Phase1Result,
-    PipelineError,
-    RetrievedModel,
-    RetrieverOutput,
-    SolutionPhase,
-    SolutionScript,
-)
+from events.domain import AgentType, EvaluationResult, Phase1Result, PipelineError, SolutionPhase, SolutionScript
 from events.phase1 import CandidateEvaluated, CandidatesRanked, MergeDecided, ModelsRetrieved, SafetyCheckApplied
 from events.pipeline import WorkCut
 from events.score import Score

@@ -8,8 +8,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from events.agent_outputs import ExtractorOutput
 from events.core import AgentCallCompleted
-from events.domain import AgentType, ExtractorOutput, SolutionScript
+from events.domain import AgentType, SolutionScript
 from events.phase2 import BlockMatch
 from handlers.mlestar.phase2_inner import locate_block
 from handlers.prompts import build_request, extract_code_block

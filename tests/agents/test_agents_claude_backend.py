@@ -14,9 +14,10 @@ import pytest
 
 from engine.agents.claude.backend import ClaudeBackend
 from engine.agents.errors import BackendUnavailable
+from events.agent_outputs import ExtractorOutput, RetrieverOutput
 from events.agents import build_default_agent_configs
 from events.core import AgentCallCompleted, AgentCallFailed
-from events.domain import ExtractorOutput, PipelineConfig, RetrieverOutput
+from events.domain import PipelineConfig
 from handlers.prompts import build_request
 from tests.agents.conftest import SECRET_KEY
 

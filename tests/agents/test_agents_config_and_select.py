@@ -17,15 +17,9 @@ from engine.agents.retry import classify_error_result, classify_exception
 from engine.agents.secrets import REDACTED, Redactor, detect_credentials
 from engine.agents.select import make_backend, select_backend
 from engine.agents.structured import MalformedOutput, validate_structured
+from events.agent_outputs import DataContaminationResult, ExtractorOutput, LeakageDetectionOutput, RetrieverOutput
 from events.agents import AgentConfig, agent_config_for, build_default_agent_configs
-from events.domain import (
-    AgentType,
-    DataContaminationResult,
-    ExtractorOutput,
-    LeakageDetectionOutput,
-    PipelineConfig,
-    RetrieverOutput,
-)
+from events.domain import AgentType, PipelineConfig
 
 CODE = ["Bash", "Edit", "Write", "Read"]
 REQ_OR_008 = {

@@ -16,9 +16,10 @@ import pytest
 
 from engine.agents.claude.backend import ClaudeBackend
 from engine.agents.roles import EVOLUTION_ROLES, RoleSettings, UnknownRole, role_settings
+from events.agent_outputs import LeakageDetectionOutput
 from events.agents import CODE_TOOLS, READ_TOOLS, build_default_agent_configs
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
-from events.domain import AgentType, LeakageDetectionOutput, PipelineConfig
+from events.domain import AgentType, PipelineConfig
 from handlers.evolution import prompts as evo
 from handlers.evolution.genes import LOCI
 

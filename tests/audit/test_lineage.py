@@ -8,9 +8,10 @@ import pytest
 
 from engine.audit.lineage import build_lineage, retrieved_models
 from engine.audit.runlog import AuditError, RunLog, load_run
+from events.agent_outputs import RetrievedModel
 from events.base import NewEvent
 from events.core import RunCompleted, RunStarted, SolutionEvaluated, SolutionRecorded
-from events.domain import PipelineConfig, RetrievedModel, solution_id_of
+from events.domain import PipelineConfig, solution_id_of
 from events.phase1 import ModelsRetrieved
 from replay.state import fold
 from store.sqlite import SQLiteEventStore

@@ -17,7 +17,8 @@ from sklearn.metrics import log_loss
 from engine.agents.builtin.catalog import PREFERENCE, retrieval_order
 from engine.agents.builtin.render import render_section
 from engine.agents.builtin.spec import parse_spec, section_block
-from events.domain import PipelineConfig, RetrieverOutput
+from events.agent_outputs import RetrieverOutput
+from events.domain import PipelineConfig
 
 
 @pytest.fixture(scope="module")

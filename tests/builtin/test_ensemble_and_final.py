@@ -8,7 +8,7 @@ import re
 from engine.agents.builtin.ensembling import settings_of
 from engine.agents.builtin.render_train import bagged_members, render_train
 from engine.agents.builtin.spec import parse_spec
-from events.domain import DataContaminationResult
+from events.agent_outputs import DataContaminationResult
 
 
 def _solution(env, model):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from engine.agents.builtin.catalog import PREFERENCE
+from events.agent_outputs import ExtractorOutput, LeakageDetectionOutput, RetrieverOutput
 from events.core import AgentCallCompleted
-from events.domain import ExtractorOutput, LeakageDetectionOutput, RetrieverOutput
 from handlers.evolution import genes, profiles
 from handlers.evolution import prompts as evo
 from handlers.prompts import requests

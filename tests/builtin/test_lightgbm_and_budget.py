@@ -14,7 +14,8 @@ import pytest
 from engine.agents.builtin.catalog import FAMILIES, PREFERENCE, family_for_name
 from engine.agents.builtin.search_rows import MIN_SEARCH_ROWS, search_rows
 from engine.agents.builtin.spec import parse_spec
-from events.domain import PipelineConfig, RetrieverOutput
+from events.agent_outputs import RetrieverOutput
+from events.domain import PipelineConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ import pytest
 
 from engine.agents.builtin.catalog import LIGHTGBM_INSTALLED
 from engine.agents.builtin.spec import LOCI, MARKER_RE, parse_spec, split_sections
-from events.domain import RetrieverOutput
+from events.agent_outputs import RetrieverOutput
 
 
 def _markers_ok(code: str) -> None:

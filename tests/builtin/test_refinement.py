@@ -6,7 +6,7 @@ import json
 import re
 
 from engine.agents.builtin.spec import parse_spec
-from events.domain import ExtractorOutput
+from events.agent_outputs import ExtractorOutput
 
 
 def _solution(env, model="random forest"):

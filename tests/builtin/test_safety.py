@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from events.domain import LeakageDetectionOutput
+from events.agent_outputs import LeakageDetectionOutput
 
 LEAKY = '''import numpy as np
 import pandas as pd
