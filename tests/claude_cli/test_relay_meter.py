@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from engine.agents.claude import relay as relay_module
 from engine.agents.claude.metering import CallMeter, ResponseUsage
 from engine.agents.claude.prices import ANTHROPIC_LIST_PRICES, price_of, usage_cost
 from engine.agents.claude.relay import ApiRelay, RelayedCall
@@ -197,10 +198,13 @@ def test_a_chunked_event_stream_is_read_in_pieces_of_any_size():
     sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
     body = b"".join(b"%x\r\n%s\r\n" % (len(sse[i:i + 37]), sse[i:i + 37]) for i in range(0, len(sse), 37)) + b"0\r\n\r\n"
     raw = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + body
+    stop = raw.index(b'"message_stop"')
     for size in (1, 7, 4096):
         reader = ResponseUsage()
         for i in range(0, len(raw), size):
+            assert not reader.whole or i > stop   # whole (and settled) at the message_stop, not before
             reader.feed(raw[i:i + size])
+        assert reader.whole
         reader.finish()
         assert reader.complete and reader.model == "claude-sonnet-4-5"
         assert usage_cost(ANTHROPIC_LIST_PRICES["claude-sonnet-4"], reader.usage) == pytest.approx(
@@ -221,11 +225,13 @@ def test_an_answer_the_api_ended_with_an_error_costs_what_it_had_sent():
     assert meter.settle(admitted[0], answer) == pytest.approx((1000 * 3.0 + 101 * 15.0) / 1e6)
 
 
-def test_an_answer_read_whole_before_the_api_closes_is_charged_exactly_when_the_call_ends_at_once():
-    """The client has an answer's last byte a moment before the relay reads the API's end of the
-    connection; a call that ends in that moment (the CLI read its answer and exited) must still be
-    charged what the answer cost, not its most. An API that keeps the connection open 0.5 s after
-    a whole JSON answer makes the moment long enough to hit every time."""
+def test_an_answer_read_whole_before_the_api_closes_is_charged_exactly_when_the_call_ends_at_once(monkeypatch):
+    """A call that ends the moment the CLI has read its answer (it exits) must be charged what the
+    answer cost, not its most, though the API has not closed the connection yet: the relay settles
+    an answer once it is whole, before passing its last bytes on. No grace for a late close (it
+    is 0 here), and an API that keeps the connection open after a whole JSON answer: the order
+    alone makes the charge exact, however slow the machine."""
+    monkeypatch.setattr(relay_module, "SETTLE_GRACE_S", 0.0)
     usage = {"input_tokens": 1000, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     answer = json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
                          "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",

@@ -87,6 +87,9 @@ class ResponseUsage:
         self._final_usage = False
         self.api_error = False   # the API ended the stream with an error event
         self.streamed_chars = 0  # text, thinking and tool input sent so far
+        self._length: int | None = None  # the body's content-length, when the API gave one
+        self._body_bytes = 0
+        self._stopped = False    # an event stream's message_stop was read
 
     def feed(self, data: bytes) -> None:
         if not self._in_body:
@@ -102,7 +105,7 @@ class ResponseUsage:
             self._body(data)
 
     def finish(self) -> None:
-        """The response ended (the upstream closed the connection)."""
+        """The response ended: read whole (``whole``), or the upstream closed the connection."""
         if self._sse or not self._in_body:
             return
         if self.status >= 400:
@@ -126,7 +129,21 @@ class ResponseUsage:
         headers = {k.strip().lower(): v.strip().lower() for k, _, v in (ln.partition(":") for ln in lines[1:])}
         self._chunked = "chunked" in headers.get("transfer-encoding", "")
         self._sse = "text/event-stream" in headers.get("content-type", "")
+        length = headers.get("content-length", "")
+        self._length = int(length) if length.isdigit() and not self._chunked else None
         self._in_body = True
+
+    @property
+    def whole(self) -> bool:
+        """The whole response has been read, though the API may not have closed the connection
+        yet: the last chunk, content-length's last byte, or an event stream's message_stop."""
+        if not self._in_body:
+            return False
+        if self._sse and self._stopped:
+            return True
+        if self._chunked:
+            return self._chunk_left == -3
+        return self._length is not None and self._body_bytes >= self._length
 
     def _dechunk(self, data: bytes) -> None:
         view = memoryview(data)
@@ -158,6 +175,7 @@ class ResponseUsage:
                     self._chunk_left = -2
 
     def _body(self, data: bytes) -> None:
+        self._body_bytes += len(data)
         if not self._sse:
             if len(self._json) + len(data) <= _MAX_JSON_BODY:
                 self._json += data
@@ -185,6 +203,7 @@ class ResponseUsage:
             self._final_usage = True
         elif kind == "message_stop":
             self.complete = self._final_usage
+            self._stopped = True
         elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
             self.streamed_chars += sum(len(v) for k, v in event["delta"].items()
                                        if k in ("text", "thinking", "partial_json") and isinstance(v, str))

@@ -167,8 +167,9 @@ class RelayedCall:
             os.unlink(self.socket_path)
         except OSError:
             pass
-        # An answer the CLI has read whole is settled a moment later, when the relay reads the
-        # API's end of it: wait for that, else it would be charged at its most.
+        # An answer is settled before the CLI has its last byte (ApiRelay._forward); an answer
+        # whose end only the connection's close tells is settled as the relay reads that close,
+        # a moment before the CLI does: wait that moment, else it would be charged at its most.
         self.meter.wait_settled(SETTLE_GRACE_S)
         reading = self.meter.close()
         with self._lock:
@@ -247,18 +248,29 @@ class ApiRelay:
             ticket, body = admitted
             self.requests += 1
             answer = ResponseUsage()
-            try:
-                self._forward(client, method, target, headers, body, answer, track)
-            finally:
-                if ticket is not None:
+            settled = False
+
+            def settle() -> None:
+                nonlocal settled
+                if ticket is not None and not settled:
+                    settled = True
                     meter.settle(ticket, answer)
+
+            try:
+                self._forward(client, method, target, headers, body, answer, track, settle)
+            finally:
+                settle()
         except OSError as exc:
             log.warning("relay_connection_failed", call=meter.label, error=str(exc))
         finally:
             client.close()
 
     def _forward(self, client: socket.socket, method: str, target: str, headers: list[tuple[str, str]],
-                 body: bytes, answer: ResponseUsage, track: Callable[[socket.socket], None]) -> None:
+                 body: bytes, answer: ResponseUsage, track: Callable[[socket.socket], None],
+                 settle: Callable[[], None]) -> None:
+        """Pass the request on and its answer back. An answer is settled once it is whole and
+        before its last bytes go to the client: by the time the CLI has read it (and may exit,
+        ending the call), its cost is known, whether or not the API has closed the connection."""
         kept = [(k, v) for k, v in headers if k.lower() not in _DROP]
         out = [f"{method} {self.upstream.prefix}{target} HTTP/1.1", f"host: {self.upstream.host}",
                "connection: close", "accept-encoding: identity", f"content-length: {len(body)}",
@@ -279,4 +291,7 @@ class ApiRelay:
                     answer.finish()
                     break
                 answer.feed(chunk)
+                if answer.whole:
+                    answer.finish()
+                    settle()
                 client.sendall(chunk)
