@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from engine.agents.builtin.ensembling import settings_of
-from engine.agents.builtin.render_train import bagged_members, render_train
+from engine.agents.builtin.ensembling import bagged_members, settings_of
+from engine.agents.builtin.render_train import render_train
 from engine.agents.builtin.spec import parse_spec
 from events.agent_outputs import DataContaminationResult
 
@@ -178,8 +178,7 @@ def test_seed_bagged_ensemble_fits_each_seed_varying_member_per_seed(regression)
     odd = regression.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": "many"})).code
     assert "SeedBagged" not in odd and "seeds" not in parse_spec(odd)["train"]
 
-    probe = bagged.replace("members = [(name, SeedBagged", "print('BAG', BAGGED_MEMBERS)\nmembers = [(name, SeedBagged", 1)
-    probe += ("\nfor name, model in members:\n"
+    probe = bagged + ("\nfor name, model in members:\n"
               "    if isinstance(model, SeedBagged):\n"
               "        fits = [m.predict(X_val) for m in model.estimators_]\n"
               "        print('FITS', name, len(fits), len({round(float(f[0]), 9) for f in fits}))\n")
@@ -189,6 +188,13 @@ def test_seed_bagged_ensemble_fits_each_seed_varying_member_per_seed(regression)
     assert {name for name, _, _ in fits} == {"random_forest", "lightgbm"}
     assert all(int(n) == 3 and int(distinct) == 3 for _, n, distinct in fits)
     assert run.score is not None
+
+    # Finalization rewrites the TRAINING_TRICKS section alone: the bag must render from its gene.
+    test_script = regression.ok("test", **{"task description": "", "final solution": bagged}).code
+    assert "BAG_SEEDS = 3" in test_script and 'FINAL_FIT = "full"' in test_script
+    final = regression.run(test_script)
+    assert final.rc == 0, final.stderr
+    assert final.score is not None and "final fit: full" in final.stdout
 
 
 def test_bagged_members_are_the_ones_whose_fits_vary_with_the_seed(regression):

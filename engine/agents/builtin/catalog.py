@@ -42,13 +42,6 @@ class Family:
     seed_varies: bool = False
 
 
-def varies_with_seed(family: Family, params: dict[str, Any]) -> bool:
-    """Whether fits of this model differ from seed to seed: a family that draws in every fit,
-    or boosting on a row sample (``subsample`` below 1, in the MODEL or REGULARIZATION gene)."""
-    subsample = params.get("subsample")
-    return family.seed_varies or (isinstance(subsample, (int, float)) and subsample < 1)
-
-
 def _both(d: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {"classification": dict(d), "regression": dict(d)}
 
@@ -337,3 +330,17 @@ def py_literal(name: str, value: Any) -> str:
     if name == "hidden_layer_sizes" and isinstance(value, list):
         return repr(tuple(value))
     return repr(value)
+
+
+def varies_with_seed(family: Family, params: dict[str, Any]) -> bool:
+    """Whether fits of this model differ from seed to seed: a family that draws in every fit,
+    or boosting on a row sample (``subsample`` below 1, in the MODEL or REGULARIZATION gene).
+    A seed-bagged script applies the same rule to its estimators (render_train's
+    ``varies_with_seed``, from ``SEED_VARYING_CLASSES``)."""
+    subsample = params.get("subsample")
+    return family.seed_varies or (isinstance(subsample, (int, float)) and subsample < 1)
+
+
+# The estimator classes of the families that draw in every fit.
+SEED_VARYING_CLASSES = tuple(sorted({cls for f in FAMILIES.values() if f.seed_varies
+                                     for cls in (f.clf_class, f.reg_class) if cls}))

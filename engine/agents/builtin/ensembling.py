@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, code_reply
+from engine.agents.builtin.catalog import FAMILIES, varies_with_seed
 from engine.agents.builtin.render import render_solution
-from engine.agents.builtin.render_train import bagged_members
 from engine.agents.builtin.retrieval import merge_specs
 from engine.agents.builtin.spec import parse_spec
 
@@ -112,6 +112,14 @@ def ens_planner(call: Call) -> Reply:
     if best is not None:
         text += f" Best so far: {best.get('combine')} with {best_score}."
     return Reply(text=f"{text} [builtin-ensemble: {json.dumps(choice, sort_keys=True)}]")
+
+
+def bagged_members(spec: dict[str, Any]) -> list[str]:
+    """The members of a solution a seed bag would fit more than once (their regularisation is
+    looked up as the script does: by member name, else by family)."""
+    reg = spec.get("reg") or {}
+    return [m["name"] for m in spec["model"]["members"]
+            if varies_with_seed(FAMILIES[m["family"]], {**reg.get(m["name"], reg.get(m["family"], {})), **m["params"]})]
 
 
 def _specs(call: Call) -> list[dict]:
