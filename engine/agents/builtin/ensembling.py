@@ -11,6 +11,7 @@ from engine.agents.builtin.catalog import FAMILIES, varies_with_seed
 from engine.agents.builtin.render import render_solution
 from engine.agents.builtin.retrieval import merge_specs
 from engine.agents.builtin.spec import parse_spec
+from events.score import Ties
 
 ENSEMBLE_RE = re.compile(r"\[builtin-ensemble: (\{.*?\})\]")
 _LEARNED = ("weighted", "stacking")
@@ -90,20 +91,16 @@ def ens_planner(call: Call) -> Reply:
         if method not in tried_methods:
             choice = {"combine": method}
             break
-    if choice is None and best is not None:
-        can_bag = any(bagged_members(spec) for spec in _specs(call))
-        choice = next((c for c in _refinements(best, can_bag) if json.dumps(c, sort_keys=True) not in tried), None)
     if choice is None:
-        for method in order:
-            if method in _VARIANTS:
-                key, _, values = _VARIANTS[method]
-                for value in values:
-                    candidate = {"combine": method, key: value}
-                    if json.dumps(candidate, sort_keys=True) not in tried:
-                        choice = candidate
-                        break
-            if choice:
-                break
+        # The best combination's refinements first, then each other method's, the methods that
+        # scored better first: a long Phase 3 goes on until every one was tried.
+        can_bag = any(bagged_members(spec) for spec in _specs(call))
+        method_best = {m: call.score_rule.best([s for st, s in history if st and st.get("combine") == m],
+                                               lambda s: s, Ties.FIRST_WINS) for m in order}
+        ranked = [order[i] for i in call.score_rule.ranked([method_best[m] for m in order])]
+        bases = ([best] if best else []) + [{"combine": m} for m in ranked + [m for m in order if m not in ranked]]
+        choice = next((c for base in bases for c in _refinements(base, can_bag)
+                       if json.dumps(c, sort_keys=True) not in tried), None)
     if choice is None:
         raise CannotAnswer("builtin ens_planner: every combination method it knows was tried")
     text = _DESCRIPTION[str(choice["combine"])]
