@@ -78,6 +78,10 @@ MAX_RESERVE_FRACTION = 0.5      # the search keeps at least half of the limit
 MIN_CANDIDATE_S = 20.0          # one Phase 1 candidate (retriever, A_init, a run) before finalize-now
 GRACE_FRACTION = 0.05
 MAX_GRACE_S = 60.0
+# The time mode fills every window to its end, so the run's last event lands at T and the engine's
+# own exit (closing the store, the interpreter) comes after it: bird-strike-damage at 120 s ended
+# its driven clock at 119.8 s and its process at 120.36 s. Its windows end this much before T.
+EXIT_ALLOWANCE_S = 1.0
 
 
 @dataclass
@@ -144,8 +148,9 @@ class TimePlan:
 
     @property
     def end_s(self) -> float:
-        """The overall deadline (REQ-OR-024): every window ends by it."""
-        return self.start_s + self.limit_s
+        """The overall deadline (REQ-OR-024): every window ends by it (in the time mode, the
+        engine's exit allowance before it)."""
+        return self.start_s + self.limit_s - (EXIT_ALLOWANCE_S if self.time_driven else 0.0)
 
     @property
     def planned_s(self) -> float:

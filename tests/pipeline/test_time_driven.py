@@ -33,7 +33,7 @@ from events.phase2 import OuterStepCompleted, RefinementAttempted
 from events.phase3 import EnsembleRoundCompleted
 from events.pipeline import PhaseBudgetAllocated
 from handlers.mlestar.pipeline import main as mle_star_main
-from handlers.timebudget import FINALIZATION_FLOOR_S, reserve_for
+from handlers.timebudget import EXIT_ALLOWANCE_S, FINALIZATION_FLOOR_S, reserve_for
 from tests.pipeline import scripted_agent as sa
 from tests.support.sim import SimRun, error_result, simulate_clock
 
@@ -228,7 +228,8 @@ def test_time_mode_finalization_reserve_is_the_measurement_not_the_floor():
     # Measured need 2 x 0.5 + 4 x 0.2 s: the reserve is half the share (6 s), and the search runs
     # up to it (the fixed mode finalizes from 100 s, the floor).
     assert limit - 0.1 * limit < fin.started_at_s <= limit - 0.05 * limit + 1e-6
-    assert fin.deadline_s == limit
+    # The run's last event by T less the engine's exit allowance (its exit follows it).
+    assert fin.deadline_s == limit - EXIT_ALLOWANCE_S
 
 
 def test_time_mode_keeps_drafting_into_phase1s_extension_while_no_candidate_has_a_score():
