@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable
-from typing import Any, TypeVar
+from typing import Any
 
 from events.base import EffectRequest, EffectResult, Event, NewEvent
 from events.context import RunContext
@@ -43,8 +43,6 @@ from handlers.money_watch import MoneyWatch
 from handlers.timebudget import Measured
 from handlers.workflow import Workflow, jsonable
 from replay.meter import SpendMeter
-
-T = TypeVar("T")
 
 
 class Runtime:
