@@ -228,3 +228,30 @@ def test_ens_planner_tries_every_method_s_bags_and_settings_before_it_gives_up(r
     plans = [json.dumps(s, sort_keys=True) for s, _ in history]
     assert len(plans) == len(set(plans)) == 4 + 3 * 4 + 2 * 2
     assert {"combine": "median", "seeds": 8} in [s for s, _ in history]
+
+
+def test_ensembler_blends_two_paths_that_differ_only_in_preparation(binary):
+    """Two refinement paths of one solution often end with the same model prepared differently
+    (credit-default at 120 s: a logistic regression on one-hot, scaled columns in one path and on
+    raw codes in the other). Both are models of their own: the ensemble fits and blends both, where
+    it used to keep the first path's alone and score every round exactly as that path."""
+    from engine.agents.builtin.render import render_solution
+
+    base = _solution(binary, "logistic regression")
+    spec = parse_spec(base)
+    spec["data"]["prep"] = {**spec["data"]["prep"], "scale": "none", "encode": "ordinal"}
+    other = render_solution(spec)
+    assert other != base
+
+    ens = binary.ok("ensembler", solutions=[base, other], plan="Average them.").code
+    members = parse_spec(ens)["model"]["members"]
+    assert len(members) == 2
+    assert members[0]["prep"] is None and members[1]["prep"]["encode"] == "ordinal"
+    run = binary.run(ens)
+    assert run.rc == 0, run.stderr
+    scores = [float(v) for v in re.findall(r"Member \S+: validation \w+ = ([\d.]+)", run.stdout)]
+    assert len(scores) == 2 and scores[0] != scores[1]
+
+    # The same model fitted the same way joins once.
+    same = binary.ok("ensembler", solutions=[base, base], plan="Average them.").code
+    assert len(parse_spec(same)["model"]["members"]) == 1

@@ -47,13 +47,24 @@ def init(call: Call) -> Reply:
     return code_reply(render_solution(spec), note + ".")
 
 
+def _model_signature(spec: dict, member: dict) -> str:
+    """What makes a member a model of its own: its family and hyper-parameters, and the
+    preprocessing and regularisation it is fitted with (a solution's own or the member's)."""
+    reg = spec["reg"].get(member["name"], spec["reg"].get(member["family"]))
+    return json.dumps([member["family"], member["params"], member.get("prep") or spec["data"]["prep"], reg],
+                      sort_keys=True)
+
+
 def merge_specs(base: dict, reference: dict) -> dict:
-    """Base stays the skeleton; the reference's models join it, each keeping its preprocessing."""
+    """Base stays the skeleton; the reference's models join it, each keeping its preprocessing
+    and regularisation. A reference model the base already fits the same way is left out; one
+    that differs only in how it is prepared or regularised joins (two refinement paths of one
+    solution often differ in nothing else, and their blend is the point of Phase 3)."""
     merged = clone(base)
     names = {m["name"] for m in merged["model"]["members"]}
-    signature = {(m["family"], json.dumps(m["params"], sort_keys=True)) for m in merged["model"]["members"]}
+    signatures = {_model_signature(merged, m) for m in merged["model"]["members"]}
     for member in reference["model"]["members"]:
-        if (member["family"], json.dumps(member["params"], sort_keys=True)) in signature:
+        if _model_signature(reference, member) in signatures:
             continue
         new = clone(member)
         new["prep"] = member.get("prep") or dict(reference["data"]["prep"])
