@@ -161,9 +161,26 @@ def test_ens_planner_bags_seeds_on_the_best_blend_once_the_methods_are_tried(reg
     history.append(({"combine": "weighted", "seeds": 3, "rounds": 10}, 0.72))
     assert _planned(regression, sols, history) == {"combine": "weighted", "seeds": 8}
 
-    # Nothing in a ridge-only ensemble varies with the seed: no bag is offered.
-    linear = [_solution(regression, "ridge")]
+    # Nothing in a ridge-and-SVM ensemble varies with the seed: no bag is offered.
+    linear = [_solution(regression, "ridge"), _solution(regression, "svm")]
     assert "seeds" not in _planned(regression, linear, history[:4])
+
+
+def test_ens_planner_on_one_model_bags_it_or_says_there_is_nothing_to_blend(regression):
+    """Paths that changed nothing hand Phase 3 the same solution twice (zip-state at 120 s ran two
+    21 s rounds of it, each the model itself): the only plan that can differ is a seed bag."""
+    forest = _solution(regression, "random forest")
+    history: list[tuple[dict, float]] = []
+    for seeds in (3, 5, 8):
+        settings = _planned(regression, [forest, forest], history)
+        assert settings == {"combine": "mean", "seeds": seeds}
+        history.append((settings, 1.0))
+    done = regression.ask("ens_planner", solutions=[forest, forest], plans=[_plan(s) for s, _ in history],
+                          scores=[1.0] * 3)
+    assert not isinstance(done, AgentCallCompleted) and "every seed bag of it was tried" in done.error
+    ridge = _solution(regression, "ridge")
+    none = regression.ask("ens_planner", solutions=[ridge, ridge], plans=[], scores=[])
+    assert not isinstance(none, AgentCallCompleted) and "do not vary with the seed" in none.error
 
 
 def test_seed_bagged_ensemble_fits_each_seed_varying_member_per_seed(regression):

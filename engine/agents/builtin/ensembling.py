@@ -81,6 +81,9 @@ def ens_planner(call: Call) -> Reply:
     for settings, score in history:
         if settings and call.score_rule.improves(score, best_score):
             best, best_score = settings, score
+    specs = _specs(call)
+    if specs and len(_merged(specs)["model"]["members"]) == 1:
+        return _plan_for_one_model(call, specs, tried)
     order = _methods(call)
     if best is not None:
         # A robust blend won so far -> try the other robust one next; else learned blends.
@@ -111,6 +114,19 @@ def ens_planner(call: Call) -> Reply:
     return Reply(text=f"{text} [builtin-ensemble: {json.dumps(choice, sort_keys=True)}]")
 
 
+def _plan_for_one_model(call: Call, specs: list[dict], tried: set[str]) -> Reply:
+    """The solutions hold one model between them (paths that changed nothing, or the same model
+    prepared the same way): every blend of it is the model itself, so only a seed bag can differ."""
+    bags = [{"combine": "mean", "seeds": n} for n in SEED_BAGS] if any(bagged_members(s) for s in specs) else []
+    choice = next((b for b in bags if json.dumps(b, sort_keys=True) not in tried), None)
+    if choice is None:
+        raise CannotAnswer("builtin ens_planner: the solutions hold a single model between them, so any blend of "
+                           "it is the model itself" + ("; every seed bag of it was tried" if bags else
+                                                       ", and its fits do not vary with the seed"))
+    return Reply(text=f"The solutions hold a single model between them: fit it under {choice['seeds']} seeds "
+                      f"and average. [builtin-ensemble: {json.dumps(choice, sort_keys=True)}]")
+
+
 def bagged_members(spec: dict[str, Any]) -> list[str]:
     """The members of a solution a seed bag would fit more than once (their regularisation is
     looked up as the script does: by member name, else by family)."""
@@ -124,15 +140,21 @@ def _specs(call: Call) -> list[dict]:
     return [spec for spec in (parse_spec(str(s)) for s in call.list_var("solutions")) if spec is not None]
 
 
+def _merged(specs: list[dict]) -> dict:
+    """One spec fitting every distinct model of the solutions (the first one's skeleton)."""
+    merged = specs[0]
+    for other in specs[1:]:
+        merged = merge_specs(merged, other)
+    return merged
+
+
 def ensembler(call: Call) -> Reply:
     """{solutions, plan} -> ONE program training every model of the solutions and combining them."""
     solutions = [str(s) for s in call.list_var("solutions")]
     usable = _specs(call)
     if not usable:
         raise CannotAnswer("builtin ensembler: none of the solutions carries a builtin spec")
-    merged = usable[0]
-    for other in usable[1:]:
-        merged = merge_specs(merged, other)
+    merged = _merged(usable)
     settings = settings_of(call.text_var("plan")) or {"combine": "mean"}
     if settings.get("combine") not in _DESCRIPTION:
         settings = {"combine": "mean"}
