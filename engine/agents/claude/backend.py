@@ -42,6 +42,7 @@ from engine.agents.claude.hooks import CallHooks
 from engine.agents.claude.launch import AgentLauncher, protected_paths, resolve_agent_sandbox
 from engine.agents.claude.mcp_tools import TOOL_NAMES, build_server
 from engine.agents.claude.metered import metered_failure, metered_result, metered_try, try_tag
+from engine.agents.claude.outcome import Attempt, Stream, completed_attempt, result_dict
 from engine.agents.claude.setup import bundled_cli, check_permission_mode, is_root
 from engine.agents.errors import BackendUnavailable
 from engine.agents.retry import (
@@ -55,11 +56,9 @@ from engine.agents.retry import (
 )
 from engine.agents.roles import UnknownRole, role_settings
 from engine.agents.secrets import Redactor, detect_credentials
-from engine.agents.structured import MalformedOutput, validate_structured
 from events.agents import AgentConfig, build_default_agent_configs
-from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
+from events.core import AgentCallFailed, AgentCallRequested
 from events.domain import PipelineConfig
-from handlers.prompts.extract import longest_fenced_block
 from handlers.prompts.system import render_system_prompt
 
 log = structlog.get_logger("engine.agents.claude.backend")
@@ -75,31 +74,6 @@ def resolve_model(config: PipelineConfig, env: Mapping[str, str]) -> str:
     if "model" in config.model_fields_set:
         return config.model
     return (env.get(MODEL_ENV) or "").strip() or config.model
-
-
-class _Attempt:
-    """What one try produced: a result, or a failure (with the cost it still incurred)."""
-
-    def __init__(self, result: AgentCallCompleted | None = None, failure: Failure | None = None) -> None:
-        self.result, self.failure = result, failure
-        self.policy: Any = None  # the sandbox the try's CLI ran in
-
-
-class _Stream:
-    """What the messages of one try said so far (kept for a cancelled or failed try)."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.error: str | None = None
-        self.result: Any = None
-        self.tokens = {"input_tokens": 0, "output_tokens": 0}
-        self.policy: Any = None  # the sandbox the CLI ran in
-
-    def add_usage(self, usage: Mapping[str, Any] | None) -> None:
-        for key in self.tokens:
-            value = (usage or {}).get(key)
-            if isinstance(value, int):
-                self.tokens[key] += value
 
 
 class ClaudeBackend:
@@ -297,13 +271,13 @@ class ClaudeBackend:
                                usage=self._redactor.value(usage))
 
     async def _attempt(self, request: AgentCallRequested, ctx: AgentContext, attempt: int,
-                       spent_before: float | None = None) -> _Attempt:
-        stream = _Stream()
+                       spent_before: float | None = None) -> Attempt:
+        stream = Stream()
         tag = try_tag(ctx.work_dir, attempt)
         if self._launcher.metered:  # the relay meters the try against what its earlier tries left
             opened = metered_try(self._launcher, ctx, tag, spent_before)
             if isinstance(opened, Failure):
-                return _Attempt(failure=opened)
+                return Attempt(failure=opened)
             ctx = opened
         try:
             outcome = await self._try(request, ctx, attempt, stream)
@@ -320,7 +294,7 @@ class ClaudeBackend:
             outcome.result = outcome.result.model_copy(update={"sandbox": stream.policy})
         return outcome
 
-    async def _try(self, request: AgentCallRequested, ctx: AgentContext, attempt: int, stream: _Stream) -> _Attempt:
+    async def _try(self, request: AgentCallRequested, ctx: AgentContext, attempt: int, stream: Stream) -> Attempt:
         from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, query
 
         policy = BashPolicy(Path(ctx.work_dir), self._blocked, read_roots=(Path(ctx.task_dir).resolve(),))
@@ -352,73 +326,29 @@ class ClaudeBackend:
             raise
         except TimeoutError:
             cost = getattr(stream.result, "total_cost_usd", None)
-            return _Attempt(failure=Failure(cut_message(limit or 0.0, (
+            return Attempt(failure=Failure(cut_message(limit or 0.0, (
                 f"cut before the CLI reported its cost ({stream.tokens['input_tokens']} input / "
                 f"{stream.tokens['output_tokens']} output tokens streamed; the relay's meter, when it "
                 "is in the path, records what was spent)")), transient=False,
                 cost_usd=float(cost) if cost is not None else None))
         except UnknownRole as exc:  # no try can succeed: fail at once, and say which role
-            return _Attempt(failure=Failure(str(exc), transient=False))
+            return Attempt(failure=Failure(str(exc), transient=False))
         except Exception as exc:  # the SDK's errors, and anything else: never raise to the engine
             result = stream.result
             if result is not None and result.is_error:
-                return _Attempt(failure=classify_error_result(_result_dict(result), stream.error))
+                return Attempt(failure=classify_error_result(result_dict(result), stream.error))
             if result is not None:
                 # A complete answer arrived before the CLI failed on its way out: keep it.
                 log.warning("cli_failed_after_result", effect_id=request.effect_id, error=self._redactor.text(str(exc))[:300])
-                return self._completed(request, result, stream.texts, hooks, time.monotonic() - started)
+                return completed_attempt(request, result, stream.texts, hooks, time.monotonic() - started,
+                                 self._configs, self._redactor)
             failure = classify_exception(exc, stream.error)
             detail = ("\nCLI stderr: " + "\n".join(stderr[-10:])) if stderr else ""
-            return _Attempt(failure=Failure(failure.message + detail, failure.transient, failure.cost_usd))
+            return Attempt(failure=Failure(failure.message + detail, failure.transient, failure.cost_usd))
         result = stream.result
         if result is None:
-            return _Attempt(failure=Failure("the CLI ended without a result message", transient=False))
+            return Attempt(failure=Failure("the CLI ended without a result message", transient=False))
         if result.is_error:
-            return _Attempt(failure=classify_error_result(_result_dict(result), stream.error))
-        return self._completed(request, result, stream.texts, hooks, time.monotonic() - started)
-
-    def _completed(self, request: AgentCallRequested, result: Any, texts: list[str], hooks: CallHooks,
-                   wall_s: float) -> _Attempt:
-        text = result.result if isinstance(result.result, str) and result.result.strip() else (texts[-1] if texts else "")
-        cost = float(result.total_cost_usd) if result.total_cost_usd is not None else None
-        structured = None
-        if request.output_schema:
-            model = role_settings(request.agent_type, request.variant, self._configs).output_model
-            try:
-                structured = validate_structured(result.structured_output, text, request.output_schema, model)
-            except MalformedOutput as exc:
-                return _Attempt(failure=Failure(f"malformed output: {exc}", transient=False, cost_usd=cost))
-        usage: dict[str, Any] = dict(result.usage or {})
-        usage.update(num_turns=result.num_turns, duration_api_ms=result.duration_api_ms)
-        if hooks.denied:
-            usage["denied_tool_uses"] = list(hooks.denied)
-        if hooks.stopped_for_deadline:
-            usage["stopped_for_deadline"] = True
-        r = self._redactor
-        completed = AgentCallCompleted(
-            effect_id=request.effect_id,
-            text=r.text(text),
-            code=None if structured is not None else _code(r.text(text)),
-            structured=r.value(structured) if structured is not None else None,
-            cost_usd=cost,
-            usage=r.value(usage),
-            duration_s=round((result.duration_ms or 0) / 1000.0, 3) or round(wall_s, 3),
-            session_id=result.session_id,
-        )
-        log.info("agent_call_completed", effect_id=request.effect_id, agent_type=request.agent_type,
-                 cost_usd=cost, num_turns=result.num_turns, duration_s=completed.duration_s)
-        return _Attempt(result=completed)
-
-
-def _code(text: str) -> str | None:
-    return longest_fenced_block(text)
-
-
-def _result_dict(result: Any) -> dict[str, Any]:
-    return {
-        "subtype": result.subtype,
-        "errors": result.errors,
-        "result": result.result,
-        "api_error_status": result.api_error_status,
-        "total_cost_usd": result.total_cost_usd,
-    }
+            return Attempt(failure=classify_error_result(result_dict(result), stream.error))
+        return completed_attempt(request, result, stream.texts, hooks, time.monotonic() - started,
+                                 self._configs, self._redactor)
