@@ -272,3 +272,19 @@ def test_ensembler_blends_two_paths_that_differ_only_in_preparation(binary):
     # The same model fitted the same way joins once.
     same = binary.ok("ensembler", solutions=[base, base], plan="Average them.").code
     assert len(parse_spec(same)["model"]["members"]) == 1
+
+
+def test_ens_planner_does_not_propose_a_method_s_default_setting_as_a_new_plan(regression):
+    """credit-default at 120 s: the weighted blend with 10 rounds was best, and the planner's next
+    plan was the weighted blend with 25 rounds — its default, the plain weighted blend tried in
+    round 1. A method's default setting is that method without the setting."""
+    sols = [_solution(regression, "random forest"), _solution(regression, "ridge")]
+    history = [({"combine": m}, 1.0) for m in ("mean", "weighted", "stacking", "median")]
+    history += [({"combine": "weighted", "rounds": 50}, 1.0), ({"combine": "weighted", "rounds": 10}, 0.5)]
+    following = []
+    for _ in range(6):
+        settings = _planned(regression, sols, history)
+        following.append(settings)
+        history.append((settings, 1.0))
+    assert {"combine": "weighted", "rounds": 25} not in following
+    assert following[0] == {"combine": "weighted", "rounds": 10, "seeds": 3}

@@ -66,7 +66,9 @@ def _refinements(best: dict, can_bag: bool) -> list[dict]:
     variants = []
     if best.get("combine") in _VARIANTS:
         key, default, values = _VARIANTS[best["combine"]]
-        variants = [{**best, key: value} for value in [default, *values] if best.get(key, default) != value]
+        # The default is written as the method without its setting: the plan it is (tried or not).
+        variants = [{k: v for k, v in best.items() if k != key} if value == default else {**best, key: value}
+                    for value in [default, *values] if best.get(key, default) != value]
     return bags[:1] + variants + bags[1:]
 
 
