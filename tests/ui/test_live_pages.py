@@ -67,7 +67,10 @@ def test_runs_list_sorts_filters_and_follows_new_runs(browser, backend):
         browser.find_element("css selector", 'th[data-col="6"]').click()  # descending
         assert visible() == ["run-a", "run-b"]
         RunWriter(backend.store, "run-c", task="wine").fail("no working solution")
-        wait_for(lambda: "run-c" in visible(), "the new run to appear in the list")
+        # The run's events land in more than one write: wait for its last one (failed), or the
+        # status filter below could meet the row while it still says "running".
+        wait_for(lambda: "run-c" in visible() and browser.find_element("css selector", 'tr[data-run="run-c"]')
+                 .get_attribute("data-status") == "failed", "the new run to appear in the list as failed")
         assert visible()[-1] == "run-c"  # still sorted by best score (run-c has none)
         browser.find_element("id", "runs-filter").send_keys("wine")
         assert sorted(visible()) == ["run-a", "run-c"]
