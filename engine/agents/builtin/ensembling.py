@@ -85,7 +85,7 @@ def ens_planner(call: Call) -> Reply:
             best, best_score = settings, score
     specs = _specs(call)
     if specs and len(_merged(specs)["model"]["members"]) == 1:
-        return _plan_for_one_model(call, specs, tried)
+        return _plan_for_one_model(specs, tried)
     order = _methods(call)
     if best is not None:
         # A robust blend won so far -> try the other robust one next; else learned blends.
@@ -99,7 +99,7 @@ def ens_planner(call: Call) -> Reply:
     if choice is None:
         # The best combination's refinements first, then each other method's, the methods that
         # scored better first: a long Phase 3 goes on until every one was tried.
-        can_bag = any(bagged_members(spec) for spec in _specs(call))
+        can_bag = any(bagged_members(spec) for spec in specs)
         method_best = {m: call.score_rule.best([s for st, s in history if st and st.get("combine") == m],
                                                lambda s: s, Ties.FIRST_WINS) for m in order}
         ranked = [order[i] for i in call.score_rule.ranked([method_best[m] for m in order])]
@@ -116,7 +116,7 @@ def ens_planner(call: Call) -> Reply:
     return Reply(text=f"{text} [builtin-ensemble: {json.dumps(choice, sort_keys=True)}]")
 
 
-def _plan_for_one_model(call: Call, specs: list[dict], tried: set[str]) -> Reply:
+def _plan_for_one_model(specs: list[dict], tried: set[str]) -> Reply:
     """The solutions hold one model between them (paths that changed nothing, or the same model
     prepared the same way): every blend of it is the model itself, so only a seed bag can differ."""
     bags = [{"combine": "mean", "seeds": n} for n in SEED_BAGS] if any(bagged_members(s) for s in specs) else []
