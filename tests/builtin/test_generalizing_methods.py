@@ -60,17 +60,45 @@ def test_native_encoding_makes_lightgbm_split_on_category_sets(counts):
     assert ordinal == {}
 
 
-def test_early_stopping_sizes_the_booster_on_held_out_rows_then_refits_on_all(counts):
+@pytest.fixture(scope="module")
+def more_counts(tmp_path_factory):
+    from conftest import Env
+
+    return Env("dated-counts-3k", tmp_path_factory.mktemp("dated-counts-3k"))
+
+
+def test_early_stopping_keeps_the_given_size_below_a_thousand_rows(counts):
     spec = _spec("regression", "rmse")
     assert spec["train"]["early_stop"] is True  # on by default; the coordinate search may turn it off
     found, _ = _probe(counts, spec, '[type(members[0][1].named_steps["model"]).__name__, '
-                                    'members[0][1].named_steps["model"].n_rounds_, '
-                                    'members[0][1].named_steps["model"].estimator_.n_estimators]')
-    name, rounds, refit = found
-    assert name == "EarlyStopped" and 1 <= rounds <= 4 * 400 and refit == rounds
+                                    'members[0][1].named_steps["model"].n_rounds_, STOPPING_ROUNDS]')
+    assert found == ["EarlyStopped", 400, {}]  # 720 training rows: a tenth of them is too few to read
     plain, _ = _probe(counts, _spec("regression", "rmse", train__early_stop=False),
                       'type(members[0][1].named_steps["model"]).__name__')
     assert plain == "LGBMRegressor"
+
+
+@pytest.mark.parametrize(("family", "size_param"), [("lightgbm", "n_estimators"),
+                                                    ("hist_gradient_boosting", "max_iter"),
+                                                    ("gradient_boosting", "n_estimators")])
+def test_early_stopping_sizes_every_booster_on_held_out_rows_then_refits_on_all(more_counts, family, size_param):
+    """A booster given 300 rounds at a learning rate of 0.5 over-fits the noisy counts long before
+    the 300th: sized on a held-out tenth, it stops short of it (LightGBM at 131, scikit-learn's
+    HistGB at 10, its GBM at 59 here), and every fit of the script
+    (the folds, the final fit on all rows) uses that one stopping point."""
+    spec = new_spec("regression", "rmse", 7, None, FAMILIES[family])
+    spec["model"]["members"][0]["params"].update({size_param: 300, "learning_rate": 0.5})
+    found, run = _probe(more_counts, spec, '[type(members[0][1].named_steps["model"]).__name__, '
+                                           'members[0][1].named_steps["model"].n_rounds_, '
+                                           f'members[0][1].named_steps["model"].estimator_.{size_param}, '
+                                           'sorted(STOPPING_ROUNDS.values())]')
+    name, rounds, refit, probed = found
+    assert name == "EarlyStopped" and refit == rounds and probed == [rounds]
+    assert 1 <= rounds < 300  # it could have gone on to 4 × 300
+    assert run.score is not None
+    fixed, _ = _probe(more_counts, {**spec, "train": {**spec["train"], "early_stop": False}},
+                      f'members[0][1].named_steps["model"].{size_param}')
+    assert fixed == 300
 
 
 def test_date_text_becomes_calendar_numbers_also_for_dates_never_seen_in_training(counts):

@@ -163,7 +163,7 @@ def ensembler(call: Call) -> Reply:
     seeds = settings.get("seeds")
     if "seeds" in settings and not (isinstance(seeds, int) and 1 <= seeds <= max(SEED_BAGS)):
         settings = {k: v for k, v in settings.items() if k != "seeds"}   # a plan's odd value: one seed
-    # A LightGBM member keeps being sized by early stopping when a solution it comes from was.
+    # A boosted member keeps being sized by early stopping when a solution it comes from was.
     kept = {k: v for k, v in merged["train"].items() if k == "final_fit"}
     if any(spec["train"].get("early_stop") for spec in usable):
         kept["early_stop"] = True

@@ -44,7 +44,7 @@ def new_spec(kind: str, metric: str, seed: int, subsample: int | None, family: F
         "reg": {family.key: dict(family.reg_params[kind])},
         # The score comes from folds the models did not train on; the submitted models then
         # learn from every training row.
-        # LightGBM members are sized by early stopping on an inner split (render_train).
+        # Boosted members are sized by early stopping on an inner split (render_train).
         "train": {"combine": "mean", "early_stop": True, "final_fit": "full"},
     }
 

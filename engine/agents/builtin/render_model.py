@@ -15,11 +15,12 @@ from engine.agents.builtin.spec import dumps, py_repr
 
 STUB_TEXT = "# not applicable"   # under the 20-character stub threshold on purpose
 CLASS_WEIGHT_FAMILIES = sorted(k for k, f in FAMILIES.items() if f.class_weight)
+# The families told which columns are categories when the DATA gene encodes them "native".
+NATIVE_CATEGORY_FAMILIES = ("lightgbm",)
+# The boosters, sized by early stopping when the TRAINING_TRICKS gene asks for it (render_train).
+SIZED_FAMILIES = ("lightgbm", "hist_gradient_boosting", "gradient_boosting")
 # The families whose estimator takes a Poisson loss, and the keyword that asks for it; other
 # members of a solution whose LOSS gene says "poisson" keep the squared loss.
-# The families told which columns are categories when the DATA gene encodes them "native", and
-# sized by early stopping when the TRAINING_TRICKS gene asks for it.
-NATIVE_CATEGORY_FAMILIES = ("lightgbm",)
 POISSON_OBJECTIVE = {"hist_gradient_boosting": {"loss": "poisson"}, "lightgbm": {"objective": "poisson"}}
 
 
@@ -32,9 +33,9 @@ def _member_code(member: dict[str, Any], kind: str) -> list[str]:
     prep = "**PREP" if not member.get("prep") else f"**{py_repr(member['prep'])}"
     if family.key in NATIVE_CATEGORY_FAMILIES:
         args.append(f"**category_kwargs({prep[2:]})")
-    # sized() (TRAINING_TRICKS) may wrap a LightGBM member to pick its number of rounds.
-    model = f"sized({cls}(" if family.key in NATIVE_CATEGORY_FAMILIES else f"{cls}("
-    close = "))" if family.key in NATIVE_CATEGORY_FAMILIES else ")"
+    # sized() (TRAINING_TRICKS) may wrap a booster to pick its number of rounds.
+    model = f"sized({cls}(" if family.key in SIZED_FAMILIES else f"{cls}("
+    close = "))" if family.key in SIZED_FAMILIES else ")"
     return [
         f'    members.append(("{member["name"]}", Pipeline([',
         f"        (\"prep\", make_preprocessor({prep})),",
