@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,6 +63,20 @@ def detect_gpu_info() -> dict[str, Any]:
 def is_secret_name(name: str) -> bool:
     """True for environment variable names that look like credentials (API keys, tokens...)."""
     return bool(_SECRET_NAME.search(name))
+
+
+# The Unix time (seconds) at which the engine kills the script: what a script may read to fit its
+# work to the time it was given (absent when no timeout applies, or when run by hand).
+DEADLINE_VAR = "ENGINE_EVAL_DEADLINE"
+
+
+def with_deadline(env: Mapping[str, str], timeout_s: float) -> dict[str, str]:
+    """``env`` plus DEADLINE_VAR for a run that starts now and is killed after ``timeout_s``."""
+    out = dict(env)
+    out.pop(DEADLINE_VAR, None)   # never one inherited from the engine's own environment
+    if math.isfinite(timeout_s):
+        out[DEADLINE_VAR] = f"{time.time() + timeout_s:.3f}"
+    return out
 
 
 def build_execution_env(

@@ -10,7 +10,7 @@ from enum import Enum
 
 import structlog
 
-from engine.harness.environment import build_execution_env
+from engine.harness.environment import build_execution_env, with_deadline
 from engine.harness.output import DEFAULT_OUTPUT_LIMIT_BYTES
 from engine.harness.process import KILL_GRACE_SECONDS, ProcessOutcome, run_process
 from engine.harness.results import build_evaluation_result, rejected_result
@@ -80,7 +80,8 @@ async def evaluate_code(
         log.warning("harness.script_rejected", reason=str(exc))
         return CodeEvaluation(result=rejected_result(str(exc)), outcome=None, script_path=None)
     outcome = await run_process(
-        script_path, base, timeout_seconds, env if env is not None else build_execution_env(),
+        script_path, base, timeout_seconds, with_deadline(env if env is not None else build_execution_env(),
+                                                          timeout_seconds),
         memory_limit_mb=memory_limit_mb, output_limit_bytes=output_limit_bytes,
         kill_grace_seconds=kill_grace_seconds, sandbox=sandbox, disk_limit_mb=disk_limit_mb,
     )

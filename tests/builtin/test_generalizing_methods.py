@@ -5,6 +5,7 @@ the ablation's variants that put each of them to the validation test inside a ru
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 
@@ -91,7 +92,7 @@ def test_early_stopping_sizes_every_booster_on_held_out_rows_then_refits_on_all(
     found, run = _probe(more_counts, spec, '[type(members[0][1].named_steps["model"]).__name__, '
                                            'members[0][1].named_steps["model"].n_rounds_, '
                                            f'members[0][1].named_steps["model"].estimator_.{size_param}, '
-                                           'sorted(STOPPING_ROUNDS.values())]')
+                                           '[found[0] for found in STOPPING_ROUNDS.values()]]')
     name, rounds, refit, probed = found
     assert name == "EarlyStopped" and refit == rounds and probed == [rounds]
     assert 1 <= rounds < 300  # it could have gone on to 4 × 300
@@ -99,6 +100,32 @@ def test_early_stopping_sizes_every_booster_on_held_out_rows_then_refits_on_all(
     fixed, _ = _probe(more_counts, {**spec, "train": {**spec["train"], "early_stop": False}},
                       f'members[0][1].named_steps["model"].{size_param}')
     assert fixed == 300
+
+
+def test_a_fit_on_many_more_rows_reads_its_own_stopping_point_when_its_time_allows(more_counts):
+    """The submitted model is fit on every row after the search scored a sample of them: a stopping
+    point read on the sample would size it for the sample. A fit on twice the rows or more reads
+    its own, unless the engine's deadline (ENGINE_EVAL_DEADLINE) leaves no time for it."""
+    code = render_solution(_spec("regression", "rmse")) + textwrap.dedent("""
+        import json
+        model = clone(members[0][1])
+        readings = []
+        for deadline in (float("inf"), time.time() + 0.001):
+            DEADLINE = deadline
+            STOPPING_ROUNDS.clear()
+            model.fit(X_cv.iloc[:1100], y_cv[:1100])
+            model.fit(X_cv.iloc[:2000], y_cv[:2000])   # under twice the rows: the first reading holds
+            held = [found[1] for found in STOPPING_ROUNDS.values()]
+            model.fit(X_cv, y_cv)                      # 2,400 rows
+            readings.append([held, [found[1] for found in STOPPING_ROUNDS.values()],
+                             model.named_steps["model"].n_rounds_ == list(STOPPING_ROUNDS.values())[0][0]])
+        print("PROBE " + json.dumps(readings))
+    """)
+    run = more_counts.run(code)
+    assert run.rc == 0, run.stderr
+    no_deadline, deadline_now = json.loads(run.stdout.split("PROBE ")[-1])
+    assert no_deadline == [[1100], [2400], True]
+    assert deadline_now == [[1100], [1100], True]
 
 
 def test_date_text_becomes_calendar_numbers_also_for_dates_never_seen_in_training(counts):

@@ -127,6 +127,20 @@ async def test_executor_env_has_no_secrets(tmp_path: Path, task_dir: Path, monke
     assert "fine" in out
 
 
+@pytest.mark.parametrize("sandbox_mode", ["none", "bwrap"])
+async def test_executor_tells_the_script_when_it_will_be_killed(tmp_path: Path, task_dir: Path, sandbox_mode: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENGINE_EVAL_DEADLINE is the Unix time the evaluation's timeout ends at, so a script can fit
+    its work to the time it was given; one in the engine's own environment is never passed on."""
+    monkeypatch.setenv("ENGINE_EVAL_DEADLINE", "1.0")
+    code = "import os\nprint(os.environ['ENGINE_EVAL_DEADLINE'])\n"
+    before = time.time()
+    done = await run_evaluation(_request(code, timeout=300), code, _ctx(tmp_path, task_dir, sandbox_mode=sandbox_mode))
+    after = time.time()
+    assert not done.result.is_error, done.result.stderr
+    assert before + 300 <= float(done.result.stdout.strip()) <= after + 300
+
+
 @pytest.mark.parametrize(("code", "needle"), [("   \n", "empty"), ("import sys\nprint(1)\nsys.exit(0)\n", "sys.exit()")])
 async def test_known_decision_rejection_is_an_error_result(tmp_path: Path, task_dir: Path, code: str, needle: str) -> None:
     """REQ-EX-006/044 + Known decisions: a write_script rejection becomes an evaluation error
