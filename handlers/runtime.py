@@ -64,6 +64,7 @@ class Runtime:
         self.now = 0.0
         self.spend = SpendMeter()
         self.measured = Measured()  # effect durations for the time plan (handlers.timebudget)
+        self.finalize_at: Callable[[float], float] | None = None   # see Workflow.follow_time_plan
         self.money = MoneyWatch(self.spend)           # spend per scope, budget stops, the money watches
         self.failures = FailureStreak()  # the same agent error again and again stops the run
         self.finished = False

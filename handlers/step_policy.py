@@ -20,6 +20,7 @@ read, so a replay decides the same.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from events.domain import PipelineConfig
@@ -35,10 +36,15 @@ def time_driven(config: PipelineConfig) -> bool:
     return config.step_policy == TIME
 
 
-def room_for_another(deadline: Deadline, now: float, step_s: float) -> bool:
+def room_for_another(deadline: Deadline, now: float, step_s: float, finalize_at_s: float = math.inf) -> bool:
     """The one rule of the time mode: a step starts when the window's soft end has not passed and
-    the time left before it holds one more step of ``step_s`` seconds."""
-    return not deadline.passed(now) and deadline.soft_left(now) >= step_s
+    the time left before it holds one more step of ``step_s`` seconds, and so does the time left
+    before ``finalize_at_s``: the run's finalize-now point should the step produce the solution to
+    finalize (``Workflow.finalize_point``). A window is given once, but finalization's reserve
+    grows with the solution it finalizes (Phase 3's seed bags: flight-delay at 120 s ran rounds,
+    each slower than the last, to the end of a window sized for a reserve of 6 s, and its final
+    script was then cut at T), and finalization must still get it."""
+    return not deadline.passed(now) and min(deadline.soft_left(now), finalize_at_s - now) >= step_s
 
 
 @dataclass
@@ -54,6 +60,12 @@ class StepTimer:
     @property
     def estimate_s(self) -> float:
         return sum(self.durations) / len(self.durations) if self.durations else self.prior_s
+
+    @property
+    def latest_s(self) -> float:
+        """The estimate for steps that grow as they go (Phase 3's seed bags of 3, 5, then 8 fits):
+        the last step's duration when it is above the mean."""
+        return max(self.estimate_s, self.durations[-1]) if self.durations else self.prior_s
 
 
 def agent_and_eval_prior(measured: Measured, agent_calls: int, evaluations: int = 1) -> float:

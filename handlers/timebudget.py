@@ -31,7 +31,9 @@ floor (their recorded runs decide as before).
 
 and the finalize-now point is ``T − reserve`` (REQ-OR-034's "less than max(10 %, 5 min) left":
 the 10 % is the share; the 5 minutes became the measurement, see docs/decisions.md). The reserve
-grows as slower evaluations are seen; a window already given is not shrunk.
+grows as slower evaluations are seen; a window already given is not shrunk, but in the time mode
+no step starts unless it ends before the finalize-now point as it would stand should the step
+produce the solution to finalize (``TimePlan.finalize_at_if``, ``step_policy.room_for_another``).
 
 *Redistribution.* Each search phase's window is computed from the clock *when it starts*: the
 time left is split between the phases still to run (finalization included) in proportion to
@@ -107,6 +109,10 @@ class Measured:
     def finalization_need_s(self, solution_id: str | None = None) -> float:
         """What finalizing ``solution_id`` should take (see the module doc)."""
         run_s = self.eval_s.get(solution_id, self.slowest_eval_s) if solution_id else self.slowest_eval_s
+        return self.finalizing_need_s(run_s)
+
+    def finalizing_need_s(self, run_s: float) -> float:
+        """What finalizing a solution whose run takes ``run_s`` should take."""
         return FINALIZATION_EVAL_RUNS * run_s + FINALIZATION_AGENT_CALLS * self.slowest_agent_s
 
 
@@ -168,6 +174,13 @@ class TimePlan:
     def finalize_at_s(self) -> float:
         """The finalize-now point: from here on only finalization runs (REQ-OR-034)."""
         return self.end_s - self.reserve_s
+
+    def finalize_at_if(self, step_s: float) -> float:
+        """The finalize-now point should a step of ``step_s`` seconds, starting now, produce the
+        solution to finalize: its run is taken to last as long as the whole step."""
+        solution_id = self.finalizing() if self.finalizing is not None else None
+        need = max(self.measured.finalization_need_s(solution_id), self.measured.finalizing_need_s(step_s))
+        return self.end_s - reserve_for(self.limit_s, self.shares[FINALIZATION], need, time_driven=self.time_driven)
 
     def remaining_s(self, now: float) -> float:
         return self.end_s - now

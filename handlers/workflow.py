@@ -7,6 +7,7 @@ against this class only; the runtime behind it schedules the coroutines and fold
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Coroutine
 from random import Random  # pure-ok: seeded per run and effect; the global RNG is never used
 from typing import Any, Protocol, TypeVar
@@ -42,6 +43,7 @@ class Kernel(Protocol):
     context: RunContext | None
     now: float
     measured: Measured
+    finalize_at: Callable[[float], float] | None
     money: MoneyWatch
     failures: FailureStreak
     shared: dict[str, Any]
@@ -118,6 +120,18 @@ class Workflow:
     def measured(self) -> Measured:
         """How long this run's evaluations and agent calls have taken (the time plan's input)."""
         return self._rt.measured
+
+    def finalize_point(self, step_s: float = 0.0) -> float:
+        """The driven time from which only finalization may run, as the strategy's time plan reads
+        it now, should a step of ``step_s`` seconds starting now produce the solution to finalize
+        (``TimePlan.finalize_at_if``). It moves earlier as slower evaluations are measured;
+        infinite before a plan is followed."""
+        point = self._rt.finalize_at
+        return point(step_s) if point is not None else math.inf
+
+    def follow_time_plan(self, finalize_at: Callable[[float], float]) -> None:
+        """Where ``finalize_point`` comes from: the strategy's ``TimePlan.finalize_at_if``."""
+        self._rt.finalize_at = finalize_at
 
     @property
     def budget_stops(self) -> int:

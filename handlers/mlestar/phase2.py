@@ -191,9 +191,10 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
         progress.step = t
         summary, block, plan, attempts, skip = "", "", "", [], None
         step_start, step_end = wf.now, None
-        if timed and not room_for_another(window, wf.now, overhead.estimate_s + attempt.estimate_s):
+        step_s = overhead.estimate_s + attempt.estimate_s
+        if timed and not room_for_another(window, wf.now, step_s, wf.finalize_point(attempt.estimate_s)):
             info(wf, "time mode: no time for another outer step in the path's window", steps_done=t,
-                 left_s=window.soft_left(wf.now), step_s=overhead.estimate_s + attempt.estimate_s)
+                 left_s=window.soft_left(wf.now), step_s=step_s)
             break
         if past_deadline(wf, deadline_s):
             skip = "deadline reached"

@@ -206,7 +206,8 @@ async def run_phase2_inner_loop(
             if started is not None:
                 attempt_timer.took(started, wf.now)
             # the first attempt may use the path's window (the outer step made room for it)
-            if not room_for_another(step_window if k else path_window, wf.now, attempt_timer.estimate_s):
+            if not room_for_another(step_window if k else path_window, wf.now, attempt_timer.estimate_s,
+                                    wf.finalize_point(attempt_timer.estimate_s)):
                 info(wf, "time mode: no time for another attempt in the step's part of the window",
                      outer_step=t, attempts=k, left_s=step_window.soft_left(wf.now), attempt_s=attempt_timer.estimate_s)
                 started = None

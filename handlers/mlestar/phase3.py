@@ -81,7 +81,7 @@ async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
     timed, window = time_driven(wf.config), deadline_of(wf, deadline_s)
     rounds = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 2))    # planner, ensembler, a run
     for r in range(R):                      # r = 0 is lines 1-3, r >= 1 lines 4-8
-        if timed and r and not room_for_another(window, wf.now, rounds.estimate_s):
+        if timed and r and not room_for_another(window, wf.now, rounds.latest_s, wf.finalize_point(rounds.latest_s)):
             info(wf, "time mode: no time for another ensemble round in the window", rounds=r,
                  left_s=window.soft_left(wf.now), round_s=rounds.estimate_s)
             break

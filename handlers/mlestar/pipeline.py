@@ -118,6 +118,7 @@ class Pipeline:
         self.config = wf.config
         # T counts from driven 0; the reserve follows the evaluation of the best so far (timebudget)
         self.plan = TimePlan.from_config(self.config, measured=wf.measured, finalizing=lambda: best_solution_id(wf))
+        wf.follow_time_plan(self.plan.finalize_at_if)
         self.ledger = Ledger()
         self.limits = Limits(wf, self.ledger)
         self.L = self.config.num_parallel_solutions

@@ -110,7 +110,7 @@ def test_a_fit_on_many_more_rows_reads_its_own_stopping_point_when_its_time_allo
         import json
         model = clone(members[0][1])
         readings = []
-        for deadline in (float("inf"), time.time() + 0.001):
+        for deadline in (float("inf"), time.time()):   # none; one already passed
             DEADLINE = deadline
             STOPPING_ROUNDS.clear()
             model.fit(X_cv.iloc[:1100], y_cv[:1100])

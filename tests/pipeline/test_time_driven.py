@@ -250,3 +250,49 @@ def test_time_mode_keeps_drafting_into_phase1s_extension_while_no_candidate_has_
     assert run.completed is not None, run.failed
     scored = [e.index for e in run.of(CandidateEvaluated) if e.score is not None]
     assert scored and min(scored) >= 2
+
+
+def test_time_mode_leaves_finalization_what_the_solution_it_finalizes_is_measured_to_need():
+    """REQ-OR-034 in the time mode: a window is given once, but finalization's reserve grows with
+    the solution it finalizes. Here Phase 3's rounds grow slower as they go, each better than the
+    last (seed bags of more and more fits: round r runs 2 + r seconds, Phase 1 and 2 solutions
+    0.5 s), so Phase 3's window was sized for a reserve of 6 s. A round starts only if finalizing
+    what it may produce still fits after it, and the final test run (1.9 × the best round's run)
+    completes instead of being cut at T; before, Phase 3 ran to its window's end and it was cut."""
+    last = {"run_s": 0.5}
+
+    def round_of(effect_id: str) -> int | None:
+        found = re.match(r"phase3/round-(\d+)/", effect_id)
+        return int(found.group(1)) if found else None
+
+    def took(req: Any) -> float | None:
+        if isinstance(req, AgentCallRequested):
+            return 0.2
+        if isinstance(req, EvaluationRequested):
+            r = round_of(req.effect_id)
+            want = (2.0 + r if r is not None else
+                    1.9 * last["run_s"] if req.effect_id.startswith("final/test") else 0.5)
+            return min(want, req.timeout_s)
+        return None
+
+    def agent(req: AgentCallRequested) -> AgentCallCompleted:
+        done, r = distinct(req), round_of(req.effect_id)
+        if req.agent_type == "ensembler" and r is not None:
+            done = done.model_copy(update={"text": done.text.replace("score = 0.90", f"score = {0.9 + 0.001 * r:.3f}")})
+        return done
+
+    def evaluate(req: EvaluationRequested, code: str) -> EvaluationCompleted:
+        done = sa.evaluate(req, code)   # the run measures what the result reports
+        if round_of(req.effect_id) is not None:
+            last["run_s"] = took(req) or 0.0
+        return done.model_copy(update={"result": done.result.model_copy(update={"duration_seconds": took(req)})})
+
+    run = simulate_clock(mle_star_main, agent=agent, evaluate=evaluate, config=time_config(120),
+                         durations=took, max_steps=400_000)
+    assert run.completed is not None, run.failed
+    assert steps(run)["rounds"] >= 3
+    fin = windows(run)["finalization"]
+    assert fin.deadline_s - fin.started_at_s >= 2 * last["run_s"] + 4 * 0.2 - 1e-6
+    tested = [e for e in run.of(EvaluationCompleted) if e.effect_id.startswith("final/test")]
+    assert tested and tested[-1].result.score is not None
+    assert not [e for e in run.of(EffectCancelled) if e.effect_id.startswith("final/")]
