@@ -40,6 +40,9 @@ class Family:
     # Fits differ from seed to seed (row or column draws, random initial weights), so averaging
     # fits under several seeds lowers the error (``seeds`` in the TRAINING_TRICKS gene).
     seed_varies: bool = False
+    # A booster whose fits the seed does not change (no row or column draws): a bag fits it on
+    # seeded samples of the rows instead (``bags_rows``), which varies it as a seed would.
+    row_bagged: bool = False
 
 
 def _both(d: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -95,6 +98,7 @@ FAMILIES: dict[str, Family] = {
             fixed=_both({"early_stopping": "False", "random_state": "SEED"}),
             prep=TREE_PREP,
             class_weight=True,
+            row_bagged=True,
             keywords=("histgradient", "hist gradient", "lightgbm", "lgbm", "xgboost", "xgb", "catboost", "gbdt", "histogram"),
             tag="HistGBM",
         ),
@@ -168,6 +172,7 @@ FAMILIES: dict[str, Family] = {
             fixed=_both({"random_state": "SEED"}),
             prep=TREE_PREP,
             class_weight=False,
+            row_bagged=True,
             keywords=("gradient boosting", "gradientboosting", "gbm", "boosted trees"),
             tag="GBM",
         ),
@@ -341,6 +346,14 @@ def varies_with_seed(family: Family, params: dict[str, Any]) -> bool:
     return family.seed_varies or (isinstance(subsample, (int, float)) and subsample < 1)
 
 
+def bags_rows(family: Family, params: dict[str, Any]) -> bool:
+    """Whether a bag fits this model on seeded row samples: a booster the seed does not change.
+    The script applies the same rule (render_bag's ``bags_rows``, from ``ROW_BAGGED_CLASSES``)."""
+    return family.row_bagged and not varies_with_seed(family, params)
+
+
 # The estimator classes of the families that draw in every fit.
 SEED_VARYING_CLASSES = tuple(sorted({cls for f in FAMILIES.values() if f.seed_varies
                                      for cls in (f.clf_class, f.reg_class) if cls}))
+ROW_BAGGED_CLASSES = tuple(sorted({cls for f in FAMILIES.values() if f.row_bagged
+                                   for cls in (f.clf_class, f.reg_class) if cls}))

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, code_reply
-from engine.agents.builtin.catalog import FAMILIES, varies_with_seed
+from engine.agents.builtin.catalog import FAMILIES, bags_rows, varies_with_seed
 from engine.agents.builtin.render import render_solution
 from engine.agents.builtin.retrieval import merge_specs
 from engine.agents.builtin.spec import parse_spec
@@ -130,11 +130,13 @@ def _plan_for_one_model(specs: list[dict], tried: set[str]) -> Reply:
 
 
 def bagged_members(spec: dict[str, Any]) -> list[str]:
-    """The members of a solution a seed bag would fit more than once (their regularisation is
-    looked up as the script does: by member name, else by family)."""
+    """The members of a solution a seed bag would fit more than once: those whose fits vary with
+    the seed, and the boosters it bags on row samples (their regularisation is looked up as the
+    script does: by member name, else by family)."""
     reg = spec.get("reg") or {}
-    return [m["name"] for m in spec["model"]["members"]
-            if varies_with_seed(FAMILIES[m["family"]], {**reg.get(m["name"], reg.get(m["family"], {})), **m["params"]})]
+    members = [(FAMILIES[m["family"]], {**reg.get(m["name"], reg.get(m["family"], {})), **m["params"]}, m["name"])
+               for m in spec["model"]["members"]]
+    return [name for family, params, name in members if varies_with_seed(family, params) or bags_rows(family, params)]
 
 
 def _specs(call: Call) -> list[dict]:
