@@ -109,9 +109,9 @@ class Measured:
     def finalization_need_s(self, solution_id: str | None = None) -> float:
         """What finalizing ``solution_id`` should take (see the module doc)."""
         run_s = self.eval_s.get(solution_id, self.slowest_eval_s) if solution_id else self.slowest_eval_s
-        return self.finalizing_need_s(run_s)
+        return self.need_for_run_s(run_s)
 
-    def finalizing_need_s(self, run_s: float) -> float:
+    def need_for_run_s(self, run_s: float) -> float:
         """What finalizing a solution whose run takes ``run_s`` should take."""
         return FINALIZATION_EVAL_RUNS * run_s + FINALIZATION_AGENT_CALLS * self.slowest_agent_s
 
@@ -166,9 +166,14 @@ class TimePlan:
     @property
     def reserve_s(self) -> float:
         """The time before the end from which only finalization runs (see the module doc)."""
+        return self.reserve_if(0.0)
+
+    def reserve_if(self, step_s: float) -> float:
+        """The reserve should a step of ``step_s`` seconds produce the solution to finalize (its run
+        taken to last as long as the whole step); with 0, the reserve as things stand."""
         solution_id = self.finalizing() if self.finalizing is not None else None
-        return reserve_for(self.limit_s, self.shares[FINALIZATION], self.measured.finalization_need_s(solution_id),
-                           time_driven=self.time_driven)
+        need = max(self.measured.finalization_need_s(solution_id), self.measured.need_for_run_s(step_s))
+        return reserve_for(self.limit_s, self.shares[FINALIZATION], need, time_driven=self.time_driven)
 
     @property
     def finalize_at_s(self) -> float:
@@ -177,10 +182,8 @@ class TimePlan:
 
     def finalize_at_if(self, step_s: float) -> float:
         """The finalize-now point should a step of ``step_s`` seconds, starting now, produce the
-        solution to finalize: its run is taken to last as long as the whole step."""
-        solution_id = self.finalizing() if self.finalizing is not None else None
-        need = max(self.measured.finalization_need_s(solution_id), self.measured.finalizing_need_s(step_s))
-        return self.end_s - reserve_for(self.limit_s, self.shares[FINALIZATION], need, time_driven=self.time_driven)
+        solution to finalize (``reserve_if``)."""
+        return self.end_s - self.reserve_if(step_s)
 
     def remaining_s(self, now: float) -> float:
         return self.end_s - now

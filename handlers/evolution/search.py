@@ -83,6 +83,7 @@ class Search:
         self.merge_plans: dict[tuple[str, ...], str] = {}   # gene-id signature -> the merge node planned
         # T counts from driven 0; the reserve follows the evaluation of the best valid node (timebudget)
         self.plan = TimePlan.from_config(self.cfg, measured=wf.measured, finalizing=self.best_solution_id)
+        wf.follow_time_plan(self.plan.finalize_at_if)
         self.search_start = wf.now
         # Time mode: max_steps is only an upper bound; steps start while the window holds one more.
         self.timed = time_driven(self.cfg)
@@ -107,8 +108,9 @@ class Search:
         """Why no new work may start ("" when it may): the time limit (time mode: also when the
         search's window does not hold one more step, ``handlers.step_policy``), or the search's
         money spent (its share of ``max_budget_usd``, or a budget stop; see the module doc)."""
-        if self.time_up() or (self.timed and not room_for_another(self.deadline(), self.wf.now,
-                                                                   self.steps.estimate_s)):
+        step_s = self.steps.estimate_s
+        if self.time_up() or (self.timed and not room_for_another(self.deadline(), self.wf.now, step_s,
+                                                                   self.wf.finalize_point(step_s))):
             return "time_limit"
         cap = self.cfg.max_budget_usd
         spent, calls = self.wf.cost_usd, self.wf.agent_calls
