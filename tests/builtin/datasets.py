@@ -111,6 +111,20 @@ def dated_counts_task(dest: Path, n: int = 900) -> Path:
     return _write(dest, train, test, sample)
 
 
+def regions_task(dest: Path, n: int = 1600) -> Path:
+    """Which of 16 regions (a 4 x 4 grid of two-letter codes) a point lies in, from its two
+    coordinates: many classes, as state-from-coordinates is."""
+    rng = np.random.default_rng(6)
+    lat, lon = rng.uniform(0, 4, size=n), rng.uniform(0, 4, size=n)
+    codes = np.array([a + b for a in "ABCD" for b in "WXYZ"])
+    df = pd.DataFrame({"id": np.arange(n), "latitude": lat, "longitude": lon,
+                       "region": codes[lat.astype(int) * 4 + lon.astype(int)]})
+    cut = int(n * 0.8)
+    train, test = df.iloc[:cut], df.iloc[cut:].drop(columns="region")
+    sample = pd.DataFrame({"id": test["id"], "region": "AW"})
+    return _write(dest, train, test, sample)
+
+
 TASKS = {
     "binary": (binary_task, TaskType.classification, "roc_auc", MetricDirection.maximize),
     "multiclass": (multiclass_task, TaskType.classification, "accuracy", MetricDirection.maximize),
@@ -118,6 +132,7 @@ TASKS = {
     "dated-counts": (dated_counts_task, TaskType.regression, "rmse", MetricDirection.minimize),
     # Enough rows (2,400 to train on) that early stopping has a held-out tenth to read.
     "dated-counts-3k": (partial(dated_counts_task, n=3000), TaskType.regression, "rmse", MetricDirection.minimize),
+    "regions": (regions_task, TaskType.classification, "accuracy", MetricDirection.maximize),
     "noisy-logloss": (noisy_logloss_task, TaskType.classification, "logloss", MetricDirection.minimize),
 }
 

@@ -9,15 +9,18 @@ from engine.agents.builtin.catalog import FAMILIES, estimator_class, example_cod
 from engine.agents.builtin.render import new_spec, render_solution
 from engine.agents.builtin.search_rows import search_rows
 from engine.agents.builtin.spec import clone
+from engine.agents.builtin.target_classes import class_count
 
 
 def retriever(call: Call) -> Reply:
-    """{task_description, M} -> M model families suited to the task kind, best first."""
+    """{task_description, M} -> M model families suited to the task kind (and its class count,
+    read off the task's files), best first."""
     try:
         count = max(1, int(call.var("M", default=call.ctx.config.num_retrieved_models)))
     except (TypeError, ValueError):
         count = call.ctx.config.num_retrieved_models
-    keys = retrieval_order(call.kind)[:count]
+    classes = class_count(call.ctx.task_dir) if call.kind == "classification" else None
+    keys = retrieval_order(call.kind, classes)[:count]
     models = [
         {"model_name": f"{FAMILIES[k].title} ({estimator_class(FAMILIES[k], call.kind)})",
          "example_code": example_code(FAMILIES[k], call.kind)}
