@@ -144,8 +144,9 @@ async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_
 
     Time mode (``handlers.step_policy``): the models are drafted in order, as many at once as
     evaluations may run, and a further draft starts only while Phase 1's window holds one more
-    (as long as the drafts so far took, ``timer``; while none has a score, the extension's window);
-    the list returned covers the drafted ones."""
+    (as long as the drafts so far took, ``timer``) and the first merge after it (as long again);
+    while none has a score, one more draft in the extension's window. The list returned covers
+    the drafted ones."""
     timer = timer if timer is not None else StepTimer()
     timed, window = time_driven(wf.config), deadline_of(wf, deadline_s)
 
@@ -162,10 +163,12 @@ async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_
                               f"candidate-{i}"))
     while True:
         scored = any(t.done and t.result.error is None and t.result.value.ok for t in tasks)
-        # while none has a score, further drafts may use the extension (the workflow's deadline)
-        room = window if scored else deadline_of(wf)
+        # While none has a score, further drafts may use the extension (the workflow's deadline).
+        # Once one has, a draft leaves Phase 1's window room for the first merge after it (a call
+        # and a run, as a draft is): the blend of the two best is worth more than a later draft.
+        room, step_s = (window, 2 * timer.estimate_s) if scored else (deadline_of(wf), timer.estimate_s)
         while (timed and len(tasks) < len(models) and sum(not t.done for t in tasks) < first
-               and room_for_another(room, wf.now, timer.estimate_s)):
+               and room_for_another(room, wf.now, step_s)):
             tasks.append(wf.spawn(timed_draft(len(tasks), models[len(tasks)]), f"candidate-{len(tasks)}"))
         pending = [t for t in tasks if not t.done]
         if not pending:
