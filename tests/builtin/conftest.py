@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -71,7 +72,7 @@ class Env:
         assert isinstance(result, AgentCallFailed), result
         return result
 
-    def run(self, code: str, timeout: int = 120) -> Run:
+    def run(self, code: str, timeout: int = 120, env: dict[str, str] | None = None) -> Run:
         self.runs += 1
         workdir = self.root / f"run-{self.runs}"
         workdir.mkdir()
@@ -79,7 +80,7 @@ class Env:
         shutil.copytree(self.data_dir, workdir / "input")
         (workdir / "solution.py").write_text(code)
         proc = subprocess.run([sys.executable, "solution.py"], cwd=workdir, capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, env=None if env is None else {**os.environ, **env})
         return Run(proc.returncode, proc.stdout, proc.stderr, workdir)
 
     def train(self) -> pd.DataFrame:

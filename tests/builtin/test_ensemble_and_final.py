@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+import time
 
 from engine.agents.builtin.ensembling import bagged_members, settings_of
 from engine.agents.builtin.render_train import render_train
@@ -258,6 +259,28 @@ def test_a_booster_the_seed_does_not_change_is_bagged_on_row_samples(multiclass)
     shaped, sums, missed = re.search(r"RARE (\w+) (\w+) (\d+)", run.stdout).groups()
     assert shaped == "True" and sums == "True" and int(missed) >= 1
     assert run.score is not None
+
+
+def test_a_bag_fit_on_all_rows_keeps_the_fits_the_engine_s_deadline_leaves_time_for(multiclass):
+    """flight-delay at 120 s: bags of five seeds of two boosters, fit on all 35,000 rows, outran
+    finalization's 12 s; the script was killed and the search's own submission (fit on 3,600 rows)
+    went out. Each bag's fits on all rows now stop when the next would not end before its part of
+    the time left (ENGINE_EVAL_DEADLINE): with the deadline already passed every bag keeps its
+    first fit and the script still writes its submission; the validation score, settled before,
+    is the same; with no deadline every seed is fit."""
+    sols = [_solution(multiclass, "random forest"), _solution(multiclass, "hist gradient boosting")]
+    bagged = multiclass.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": 3})).code
+    probe = bagged + textwrap.dedent("""
+        print("FITS", [len(model.estimators_) for _, model in members if isinstance(model, SeedBagged)])
+    """)
+    unhurried = multiclass.run(probe)
+    hurried = multiclass.run(probe, env={"ENGINE_EVAL_DEADLINE": str(time.time())})
+    assert unhurried.rc == 0 and hurried.rc == 0, unhurried.stderr + hurried.stderr
+    assert "FITS [3, 3]" in unhurried.stdout and "Seed bag cut" not in unhurried.stdout
+    assert "FITS [1, 1]" in hurried.stdout
+    assert hurried.stdout.count("Seed bag cut to 1 of 3 fits") == 2
+    assert hurried.score == unhurried.score is not None
+    assert len(hurried.submission) == len(unhurried.submission) > 0
 
 
 def test_ens_planner_tries_every_method_s_bags_and_settings_before_it_gives_up(regression):

@@ -27,16 +27,24 @@ _SEED_BAG = [
     "        self.seeds = seeds",
     "        self.rows = rows",
     "",
-    "    def fit(self, X, y):",
+    "    def fit(self, X, y, fit_by=None):",
+    '        """`fit_by` (a Unix time): no further fit starts that would not end by it, as long as',
+    '        the last one took; the bag keeps the fits done, at least one."""',
     "        params = self.estimator.get_params()",
     '        seeded = [k for k, v in params.items() if k.endswith("random_state") and isinstance(v, int)]',
-    "        self.estimators_ = []",
-    "        for i in range(self.seeds if seeded or self.rows < 1 else 1):",
+    "        count = self.seeds if seeded or self.rows < 1 else 1",
+    "        self.estimators_, last = [], 0.0",
+    "        for i in range(count):",
+    "            if i and fit_by is not None and time.time() + last > fit_by:",
+    '                print(f"Seed bag cut to {i} of {count} fits: the engine\'s deadline leaves no time for more")',
+    "                break",
+    "            started = time.time()",
     "            X_i, y_i = X, y",
     "            if self.rows < 1:",
     "                keep = np.sort(np.random.RandomState(SEED + i).permutation(len(X))[:max(1, int(self.rows * len(X)))])",
     '                X_i, y_i = (X.iloc[keep] if hasattr(X, "iloc") else X[keep]), y[keep]',
     "            self.estimators_.append(clone(self.estimator).set_params(**{k: params[k] + i for k in seeded}).fit(X_i, y_i))",
+    "            last = time.time() - started",
     '        if hasattr(self.estimators_[0], "classes_"):',
     "            self.classes_ = np.unique(y)",
     "        return self",
@@ -72,14 +80,18 @@ def members_code(train: dict[str, Any]) -> list[str]:
     seeds = train.get("seeds", 1)
     if not isinstance(seeds, int) or seeds <= 1:   # one seed, or a value no bag can be made of
         return ["members = make_members()"]
-    # The early-stopping code (written above it) imports BaseEstimator already.
-    imports = [] if train.get("early_stop") else ["from sklearn.base import BaseEstimator", "", ""]
+    # The early-stopping code (written above it) imports BaseEstimator and time and reads the
+    # engine's deadline already.
+    imports = [] if train.get("early_stop") else [
+        "import time", "", "from sklearn.base import BaseEstimator", "", "",
+        'DEADLINE = float(os.environ.get("ENGINE_EVAL_DEADLINE", "inf"))']
     return [
         *imports,
         f"SEED_VARYING = {SEED_VARYING_CLASSES!r}",
         f"ROW_BAGGED = {ROW_BAGGED_CLASSES!r}",
         f"BAG_SEEDS = {seeds}",
         "BAG_ROWS = 0.9",
+        "FINISH_S = 2.0  # what predicting the test rows and writing the submission may take",
         "",
         "",
         *_SEED_BAG,
