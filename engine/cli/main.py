@@ -122,7 +122,8 @@ def start(
     max_budget: float | None = typer.Option(None, "--max-budget", help="US dollars for agent calls."),
     run_id: str | None = typer.Option(None, "--run-id", help="Name the run (default: generated)."),
     completion_order: bool = typer.Option(False, "--completion-order",
-                                          help="Record results as they finish (faster, not reproducible)."),
+                                          help="Record results as they finish (faster, not reproducible; "
+                                          "the time preset always does)."),
     sandbox: str | None = typer.Option(None, "--sandbox",
                                           help="auto | bwrap | none: isolate evaluation scripts (default auto)."),
     reference_discussions: Path | None = typer.Option(

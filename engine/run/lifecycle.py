@@ -22,6 +22,7 @@ from events.core import EvaluationCompleted, EvaluationRequested, RunStarted
 from events.domain import PipelineConfig, TaskDescription
 from events.sandbox import SandboxMode, SandboxNotice
 from handlers.runtime import Runtime
+from handlers.step_policy import time_driven
 from replay.state import PipelineState, fold
 from store.base import EventStore, RunExists
 from store.sqlite import SQLiteEventStore
@@ -198,6 +199,12 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
     start``: the process's start): the start-up before the run exists (preparing the task, the
     backend's check) is recorded as RunStarted's ``elapsed_s`` and counts against the limit."""
     main = load_strategy(strategy)
+    # The time mode's decisions follow the clock, so no order of results makes two of its runs
+    # write the same log; what the request order would cost it is real: a slot freed by a quick
+    # result stays idle until every earlier request ends (zip-state at 120 s: a 2 s draft's result
+    # waited 21 s for the draft before it, and Phase 1 drafted nothing meanwhile). Its results are
+    # committed as they finish, as its rules are tested (``tests.support.sim``).
+    deterministic_order = deterministic_order and not time_driven(config)
     run_id = run_id or new_run_id()
     run_dir = runs_root(db) / run_id
     if task is None:

@@ -318,3 +318,24 @@ def test_time_mode_drafting_leaves_phase1_room_for_its_first_merge():
     assert 2 <= len(drafted) < time_config(300).num_retrieved_models
     assert merges, "no merge: the drafts used the whole window"
     assert last_end(run, "phase1") <= phase1.deadline_s + 1e-6
+
+
+@pytest.mark.parametrize(("preset", "completion_order", "recorded"),
+                         [("time", False, False), ("quick", False, True), ("quick", True, False)])
+def test_time_mode_runs_commit_results_as_they_finish(tmp_path, preset, completion_order, recorded):
+    """The time mode's decisions follow the clock, so the request order of results buys it no
+    reproducible log, and it costs it time: a slot freed by a quick result stays idle until every
+    earlier request ends (zip-state at 120 s: a 2 s draft's result waited 21 s for the draft before
+    it). Its runs are created with ``deterministic_order`` off, as its rules are tested here (the
+    simulated clock delivers the earliest finish first); the fixed presets keep the request order
+    unless ``--completion-order`` asks otherwise."""
+    from engine.run import lifecycle
+
+    db = tmp_path / "e.db"
+    store = lifecycle.open_store(db)
+    run_id = lifecycle.create_run(store, db=db, task_spec="iris", strategy="mle-star", backend_name="builtin",
+                                  config=build_config(preset=preset, extra={"time_limit_seconds": 120}, environ={}),
+                                  seed=0, deterministic_order=not completion_order)
+    started = next(iter(store.read(run_id)))
+    store.close()
+    assert started.type == "RunStarted" and started.payload["deterministic_order"] is recorded
