@@ -8,8 +8,9 @@ import textwrap
 import time
 
 from engine.agents.builtin.ensembling import bagged_members, settings_of
+from engine.agents.builtin.render import render_section
 from engine.agents.builtin.render_train import render_train
-from engine.agents.builtin.spec import parse_spec
+from engine.agents.builtin.spec import parse_spec, section_block
 from events.agent_outputs import DataContaminationResult
 from events.core import AgentCallCompleted
 
@@ -82,6 +83,30 @@ def test_stacking_ensemble_and_test_script_on_multiclass(multiclass):
     assert len(sub) == len(test) - 1
     assert set(sub["label"]) <= {"high", "mid", "low"}
     assert "final fit: full" in run.stdout
+
+
+def test_a_fixed_combination_s_test_script_fits_on_all_rows_without_scoring_again(multiclass):
+    """zip-state at 120 s: the final script re-ran the out-of-fold scoring the run had measured
+    already (11.5 s of the 24.5 s it needed; finalization had 21.8 s, so it was cut and the
+    search's own submission went out). A mean, median or rank blend, or one model, learns nothing
+    from those predictions: its test script only fits every model on all rows, and writes the
+    submission the scoring script would have. A learned blend (and a calibrated log-loss) still
+    scores: its weights come from out-of-fold predictions."""
+    sols = [_solution(multiclass, "random forest"), _solution(multiclass, "ridge")]
+    mean = multiclass.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean"})).code
+    test_script = multiclass.ok("test", **{"task description": "", "final solution": mean}).code
+    assert parse_spec(test_script)["train"]["rescore"] is False
+    scoring = test_script.replace('"rescore": false', '"rescore": true')
+    scoring = scoring.replace(section_block(scoring, "TRAINING_TRICKS"),
+                              render_section(parse_spec(scoring), "TRAINING_TRICKS"), 1)
+    fitted, scored = multiclass.run(test_script), multiclass.run(scoring)
+    assert fitted.rc == 0 and scored.rc == 0, fitted.stderr + scored.stderr
+    assert fitted.score is None and "validation accuracy" not in fitted.stdout
+    assert scored.score is not None and "validation accuracy" in scored.stdout
+    assert fitted.submission.equals(scored.submission) and "final fit: full" in fitted.stdout
+    stacked = multiclass.ok("ensembler", solutions=sols, plan=_plan({"combine": "stacking"})).code
+    stacked_test = multiclass.ok("test", **{"task description": "", "final solution": stacked}).code
+    assert "rescore" not in parse_spec(stacked_test)["train"]
 
 
 def test_test_script_for_binary_auc_writes_probabilities(binary):

@@ -308,6 +308,11 @@ def _score_rows_code(score_rows: Any) -> list[str]:
     ]
 
 
+def _bagged(train: dict[str, Any]) -> bool:
+    """Whether the members are seed bags (as ``members_code`` decides)."""
+    return isinstance(train.get("seeds"), int) and train["seeds"] > 1
+
+
 def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
     """``mode="ablation"`` stops after the validation score and writes nothing."""
     train = spec["train"]
@@ -336,6 +341,17 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         "",
         "",
         *members_code(train),
+    ]
+    if mode == "solution" and train.get("rescore") is False and train.get("final_fit") == "full":
+        # A test script whose combination learns nothing from out-of-fold predictions: the run
+        # measured its score; it only fits every model on all rows (finalization.test).
+        lines += [
+            "blender = None",
+            'print("Validation score: measured by the run on the search\'s rows, not recomputed here")',
+            *(_FULL_FIT_BAGGED if _bagged(train) else _FULL_FIT), *_TEST_PREDICTIONS, *_SUBMISSION,
+        ]
+        return "\n".join(lines)
+    lines += [
         "# The validation score comes from out-of-fold predictions over all training rows when the",
         "# data is small enough: a single small hold-out is too noisy to choose between solutions.",
         "X_cv = pd.concat([X_tr, X_val])",
@@ -382,8 +398,7 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         calibrated = bool(train.get("calibrate"))
         lines += _CALIBRATION if calibrated else []
         lines.append('print(f"Final Validation Performance: {val_score}")')
-        bagged = isinstance(train.get("seeds"), int) and train["seeds"] > 1   # as members_code decides
-        lines += (_FULL_FIT_BAGGED if bagged else _FULL_FIT) + _TEST_PREDICTIONS
+        lines += (_FULL_FIT_BAGGED if _bagged(train) else _FULL_FIT) + _TEST_PREDICTIONS
         lines += ["test_blend = calibrate(test_blend, calibration)"] if calibrated else []
         lines += _SUBMISSION
     return "\n".join(lines)
