@@ -31,8 +31,9 @@ Decisions where the specs leave room (each is tested):
   recorded as a placeholder attempt (plan ``DEADLINE_PLAN``, reason given). Evaluation
   timeouts and debug retries are capped by it too.
 * Time mode (``handlers.step_policy``): R is an upper bound; after the first round another
-  starts only while the window holds one more as long as the rounds so far took, and the
-  attempts are the rounds that ran (fewer than R, no placeholders).
+  starts only while the window holds one more as long as the rounds so far took, and not after
+  two rounds running whose planner gave no plan; the attempts are the rounds that ran (fewer
+  than R, no placeholders).
 * REQ-P3-029's "error summary (first line of traceback)" is taken as the traceback's *last*
   non-empty line: the first line is always "Traceback (most recent call last):".
 """
@@ -85,6 +86,10 @@ async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
         if timed and r and not room_for_another(window, wf.now, rounds.latest_s, wf.finalize_point(rounds.latest_s)):
             info(wf, "time mode: no time for another ensemble round in the window", rounds=r,
                  left_s=window.soft_left(wf.now), round_s=rounds.latest_s)
+            break
+        # R bounds nothing in the time mode; a planner that gave no plan twice running has none left.
+        if timed and plans[-2:] == [PLANNER_FAILED, PLANNER_FAILED]:
+            info(wf, "time mode: the planner gave no plan in two rounds running; no further round", rounds=r)
             break
         started = wf.now
         try:

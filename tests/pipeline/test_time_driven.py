@@ -339,3 +339,20 @@ def test_time_mode_runs_commit_results_as_they_finish(tmp_path, preset, completi
     started = next(iter(store.read(run_id)))
     store.close()
     assert started.type == "RunStarted" and started.payload["deterministic_order"] is recorded
+
+
+def test_time_mode_phase3_ends_when_its_planner_has_no_further_plan():
+    """R is only a bound in the time mode (100 in the preset: at 20, football-goals at 600 s ran
+    its last round with 100 s of Phase 3's window left). What ends Phase 3 early instead is a
+    planner with no plan left: after two rounds running without one, no further round starts."""
+    def agent(req: AgentCallRequested) -> AgentCallCompleted:
+        done = distinct(req)
+        found = re.match(r"phase3/round-(\d+)/ens-planner$", req.effect_id)
+        return done.model_copy(update={"text": ""}) if found and int(found.group(1)) >= 3 else done
+
+    assert time_config(1200).ensemble_rounds == 100
+    run = simulate_clock(mle_star_main, agent=agent, evaluate=sa.evaluate, config=time_config(1200),
+                         durations=fixed_durations, max_steps=400_000)
+    assert run.completed is not None, run.failed
+    rounds = run.of(EnsembleRoundCompleted)
+    assert [r.status for r in rounds][3:] == ["planner_failed", "planner_failed"] and len(rounds) == 5
