@@ -74,12 +74,19 @@ _SEED_BAG = [
 ]
 
 
+def bagged(train: dict[str, Any]) -> bool:
+    """Whether the TRAINING_TRICKS gene asks for seed bags: more than one seed, as a whole number
+    (a plan's odd value means one seed)."""
+    seeds = train.get("seeds", 1)
+    return isinstance(seeds, int) and seeds > 1
+
+
 def members_code(train: dict[str, Any]) -> list[str]:
     """The lines that build ``members``: the MODEL gene's, each seed-varying one (or booster the seed
     does not change) bagged when asked."""
-    seeds = train.get("seeds", 1)
-    if not isinstance(seeds, int) or seeds <= 1:   # one seed, or a value no bag can be made of
+    if not bagged(train):
         return ["members = make_members()"]
+    seeds = train["seeds"]
     # The early-stopping code (written above it) imports BaseEstimator and time and reads the
     # engine's deadline already.
     imports = [] if train.get("early_stop") else [

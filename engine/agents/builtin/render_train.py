@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.builtin.render_bag import members_code
+from engine.agents.builtin.render_bag import bagged, members_code
 from engine.agents.builtin.spec import dumps
 
 COMBINE_METHODS = ("mean", "weighted", "stacking", "rank", "median")
@@ -308,9 +308,9 @@ def _score_rows_code(score_rows: Any) -> list[str]:
     ]
 
 
-def _bagged(train: dict[str, Any]) -> bool:
-    """Whether the members are seed bags (as ``members_code`` decides)."""
-    return isinstance(train.get("seeds"), int) and train["seeds"] > 1
+def _full_fit_and_predict(train: dict[str, Any]) -> list[str]:
+    """Every model refit on all rows (bags within the deadline), then the test predictions."""
+    return (_FULL_FIT_BAGGED if bagged(train) else _FULL_FIT) + _TEST_PREDICTIONS
 
 
 def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
@@ -348,7 +348,7 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         lines += [
             "blender = None",
             'print("Validation score: measured by the run on the search\'s rows, not recomputed here")',
-            *(_FULL_FIT_BAGGED if _bagged(train) else _FULL_FIT), *_TEST_PREDICTIONS, *_SUBMISSION,
+            *_full_fit_and_predict(train), *_SUBMISSION,
         ]
         return "\n".join(lines)
     lines += [
@@ -398,7 +398,7 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         calibrated = bool(train.get("calibrate"))
         lines += _CALIBRATION if calibrated else []
         lines.append('print(f"Final Validation Performance: {val_score}")')
-        lines += (_FULL_FIT_BAGGED if _bagged(train) else _FULL_FIT) + _TEST_PREDICTIONS
+        lines += _full_fit_and_predict(train)
         lines += ["test_blend = calibrate(test_blend, calibration)"] if calibrated else []
         lines += _SUBMISSION
     return "\n".join(lines)
