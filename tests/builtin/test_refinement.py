@@ -135,6 +135,26 @@ def test_parallel_paths_split_the_evidence_before_exploring_blindly(regression):
     assert first == {0: "# [SECTION: MODEL]", 1: "# [SECTION: DATA]"}
 
 
+def test_a_path_above_the_first_acts_on_its_own_finding_before_the_shared_one(regression):
+    """Each path's study varies model capacity and two components drawn for that path. Path 1
+    found row statistics worth more than larger models (its largest effect); path 0's study
+    never looked at them and acts on capacity. Path 1 makes the change only it has evidence
+    for (it used to rotate past it to the capacity move path 0 was making: zip-state, 600 s)."""
+    script = _solution(regression)
+    studies = {0: _summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 0.5),
+                           ("scaling", "numeric scaling none -> standard", 0.05)),
+               1: _summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 0.5),
+                           ("feature_engineering", "row statistics and missing counts added", -2.0))}
+    first = {}
+    for path, summary in studies.items():
+        plan = regression.ok("extractor", effect_id=f"phase2/path-{path}/t0/extractor", solution_script=script,
+                             ablation_summary=summary, previous_code_blocks=[]).structured["plans"][0]
+        first[path] = plan["code_block"].splitlines()[0]
+        if path == 1:
+            assert "The ablation's feature engineering change scored better" in plan["plan"]
+    assert first == {0: "# [SECTION: MODEL]", 1: "# [SECTION: DATA]"}
+
+
 def test_paths_with_the_same_single_finding_still_write_different_scripts(regression):
     """Every path's first ablation studies model capacity, so two paths often hold one and the
     same finding. Both act on it (neither skips the only block that helped), but the second also

@@ -25,6 +25,9 @@ _STRONGER = {"C": lambda v: v / 10, "alpha": lambda v: v * 10, "min_samples_leaf
 _CAPACITY = ("n_estimators", "max_iter", "n_neighbors", "hidden_layer_sizes")
 CAPACITY_STEP = 2      # places along a family's value list: 400 -> 1000 trees for LightGBM
 NO_EFFECT = 1e-9       # relative score change below which a variant changed nothing
+# Every first ablation studies model capacity (``ablation``), whatever the path: its finding is
+# the one parallel paths share; the other components each path draws at random.
+ALWAYS_STUDIED = "model_capacity"
 ABLATION_LINE = re.compile(r"^ABLATION (\S+) \| (.*?) \| \w+=([-+\d.eE]+|nan)\s*$", re.M)
 
 
@@ -112,7 +115,7 @@ def ablation(call: Call) -> Reply:
     call.rng("ablation").shuffle(names)
     # Untried components first; among them model capacity, the setting that most often decides
     # a booster's score (and whose ablation tells the extractor which way to move it).
-    names.sort(key=lambda name: (name in previous, name != "model_capacity"))
+    names.sort(key=lambda name: (name in previous, name != ALWAYS_STUDIED))
     chosen: list[tuple[str, str, dict[str, Any]]] = []
     loci: set[str] = set()
     for prefer_new_locus in (True, False):
@@ -262,20 +265,25 @@ def extractor(call: Call) -> Reply:
     named = re.search(r"Most impactful component: (\w+)", summary)
     evidence = _evidence(summary)
     # Parallel refinement paths should explore different parts of the solution, as L
-    # independent engineers would: path i starts i places further down each list, but the
-    # blocks the ablation points at come before those it says nothing about.
+    # independent engineers would, each acting on evidence before exploring blindly. Path 0
+    # acts on its largest finding. A path above it puts the finding every path shares (model
+    # capacity) after its own (zip-state at 600 s: path 1's study found row statistics worth
+    # +0.2 %, path 0's never looked at them, and path 1 rotated past them to the capacity move
+    # path 0 was making), and path i starts i - 1 places down that list.
     path = re.search(r"path-(\d+)", call.effect_id)
     shift = int(path.group(1)) if path else 0
+    if shift:
+        evidence = sorted(evidence, key=lambda found: found[0] == ALWAYS_STUDIED)
     pointed = [COMPONENT_LOCUS[c] for c, _ in evidence]
     if named and named.group(1) in COMPONENT_LOCUS:
         pointed.append(COMPONENT_LOCUS[named.group(1)])
     rest = ["MODEL", "REGULARIZATION", "DATA", "LOSS"] + (["TRAINING_TRICKS"] if len(spec["model"]["members"]) > 1 else [])
     pointed = list(dict.fromkeys(pointed))
     # Past the end of the pointed blocks, this path's first choice is one a lower path also
-    # makes from the same findings (every first ablation studies model capacity): acting on
-    # them alike would give both paths one script, and Phase 3 nothing to ensemble.
+    # makes from the same findings: acting on them alike would give both paths one script, and
+    # Phase 3 nothing to ensemble.
     shares_evidence = shift >= len(pointed) > 0
-    pointed = _rotate(pointed, shift)
+    pointed = _rotate(pointed, max(0, shift - 1))
     order = pointed + _rotate([locus for locus in rest if locus not in pointed], shift)
     order.sort(key=lambda locus: locus in done)            # blocks not improved before first
     for locus in order:
