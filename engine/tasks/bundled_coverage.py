@@ -119,4 +119,87 @@ COVERAGE_SPECS: tuple[BundledSpec, ...] = (
         seed=36,
         positive_class="1",
     ),
+    BundledSpec(
+        name="airport-state",
+        title="State of an Airport",
+        one_liner="tell which US state an airport is in from its name, city and coordinates (43 classes)",
+        load=vega.airport_state,
+        target="state",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each row is an airport, heliport or airfield in the United States. Predict `state`, "
+            "the two-letter code of the state it is in. States with fewer than 20 airports are "
+            "not in the table."
+        ),
+        features=(
+            "`name` (text: the airport's name), `city` (text: thousands of towns, some names shared "
+            "by several states), `latitude` and `longitude` (degrees)."
+        ),
+        seed=37,
+    ),
+    BundledSpec(
+        name="earthquake-magnitude",
+        title="Earthquake Magnitude",
+        one_liner="predict an earthquake's magnitude from where, when and how the network recorded it",
+        load=vega.earthquake_magnitude,
+        target="mag",
+        metric="rmse",
+        task_type=TaskType.regression,
+        overview=(
+            "Each row is a seismic event of one week (31 January to 7 February 2018) from the US "
+            "Geological Survey's real-time feed of all earthquakes worldwide. Predict `mag`, its "
+            "magnitude (from below zero for the smallest tremors to above six)."
+        ),
+        features=(
+            "`time` (UTC, text), `latitude`, `longitude`, `depth` (km), `place` (text: where, "
+            "e.g. \"4km W of Castaic, CA\"), `net` (the network that reported it), `status` "
+            "(automatic or reviewed), `type` (earthquake, quarry blast, ...), `nst` (stations used), "
+            "`dmin` (degrees to the nearest station), `rms` (travel-time residual, s), `gap` "
+            "(largest azimuthal gap between stations, degrees) and `mag_type` (how the magnitude "
+            "was measured). Some station figures are missing."
+        ),
+        seed=38,
+    ),
+    BundledSpec(
+        name="car-origin",
+        title="Origin of a Car",
+        one_liner="give the probabilities that a 1970s-80s car model was made in the USA, Europe or Japan",
+        load=vega.car_origin,
+        target="origin",
+        metric="logloss",
+        task_type=TaskType.classification,
+        overview=(
+            "Each row is a car model sold in the USA between 1970 and 1982. For every car, give the "
+            "probability of each origin: USA, Europe and Japan. Most are American."
+        ),
+        features=(
+            "`miles_per_gallon`, `cylinders`, `displacement` (cubic inches), `horsepower`, "
+            "`weight_in_lbs`, `acceleration` (seconds from 0 to 60 mph) and `year` (text, "
+            "YYYY-01-01). A few fuel consumptions and horsepowers are missing."
+        ),
+        seed=39,
+        per_class_probabilities=True,
+    ),
+    BundledSpec(
+        name="species-habitat",
+        title="Year-Round Habitat by County",
+        one_liner="predict the share of a US county that is year-round habitat for one of four species",
+        load=vega.species_habitat,
+        target="habitat_yearround_pct",
+        metric="rmse",
+        task_type=TaskType.regression,
+        overview=(
+            "Each row is one species in one county of the contiguous United States, from the US "
+            "Geological Survey's Gap Analysis Project habitat maps. Predict "
+            "`habitat_yearround_pct`, the fraction (0 to 1) of the county's area that is year-round "
+            "habitat for the species."
+        ),
+        features=(
+            "`common_name` (American robin, white-tailed deer, American bullfrog or common "
+            "gartersnake) and `county_id` (the county's five-digit FIPS code: its first two digits "
+            "are the state's; about three thousand counties)."
+        ),
+        seed=40,
+    ),
 )

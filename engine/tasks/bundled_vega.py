@@ -18,6 +18,8 @@ from engine.tasks.bundled_islp import read_vendored
 # Zip codes of places with fewer rows than this (overseas territories, the smallest of them
 # with a single zip code) are left out: a class seen once cannot be split into train and test.
 MIN_ZIPS_PER_STATE = 50
+# Likewise the states with fewer airports (Delaware has 6, some territories 1 or 2).
+MIN_AIRPORTS_PER_STATE = 20
 
 
 def _snake(name: str) -> str:
@@ -50,6 +52,31 @@ def bird_strike_damage() -> pd.DataFrame:
     damaged = frame.pop("effect_amount_of_damage").notna().astype(int)
     frame["damaged"] = damaged
     return frame
+
+
+def airport_state() -> pd.DataFrame:
+    frame = read_vendored("vega_airports.csv.gz")
+    counts = frame["state"].value_counts()
+    frame = frame[frame["state"].isin(counts.index[counts >= MIN_AIRPORTS_PER_STATE])]
+    state = frame.pop("state")
+    frame["state"] = state
+    return frame.reset_index(drop=True)
+
+
+def earthquake_magnitude() -> pd.DataFrame:
+    return read_vendored("vega_earthquakes.csv.gz")
+
+
+def car_origin() -> pd.DataFrame:
+    # The model name gives the maker away (and with it the origin), so it is left out.
+    frame = read_vendored("vega_cars.csv.gz").drop(columns=["Name"]).rename(columns=_snake)
+    origin = frame.pop("origin")
+    frame["origin"] = origin
+    return frame
+
+
+def species_habitat() -> pd.DataFrame:
+    return read_vendored("vega_species.csv.gz")
 
 
 def seattle_weather() -> pd.DataFrame:

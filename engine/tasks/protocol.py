@@ -10,8 +10,12 @@ from __future__ import annotations
 DEVELOPMENT: tuple[str, ...] = (
     "breast-cancer", "wine", "diabetes", "penguins", "iris", "wage-education", "bike-sharing",
     "caravan-insurance", "credit-default", "digits", "seattle-weather",
+    # Held out until 2026-11-25: their runs were read to find faults the agent was then changed for
+    # (forests first past ten classes from zip-state, the final fit's deadline from flight-delay,
+    # ...), which makes them tasks the agent was tuned on (docs/heldout-protocol.md, rule 2).
+    "football-goals", "flight-delay", "zip-state", "bird-strike-damage",
 )
-HELD_OUT: tuple[str, ...] = ("football-goals", "flight-delay", "zip-state", "bird-strike-damage")
+HELD_OUT: tuple[str, ...] = ("airport-state", "earthquake-magnitude", "car-origin", "species-habitat")
 SETS: dict[str, tuple[str, ...]] = {"dev": DEVELOPMENT, "heldout": HELD_OUT}
 
 

@@ -11,7 +11,7 @@ from engine.tasks.bundled_data import SPECS
 from engine.tasks.protocol import DEVELOPMENT, HELD_OUT, SETS, set_of
 
 # Prepared in the tests (zip-state and flight-delay take longer: their loaders are checked instead).
-PREPARED = ["digits", "seattle-weather", "football-goals", "bird-strike-damage"]
+PREPARED = ["digits", "seattle-weather", "football-goals", "bird-strike-damage", "earthquake-magnitude", "car-origin"]
 
 
 def test_every_bundled_task_is_in_exactly_one_set_of_the_protocol():
@@ -38,6 +38,25 @@ def test_the_new_tasks_cover_what_the_old_ones_lacked():
     assert birds["aircraft_make_model"].nunique() > 200 and birds["speed_ias_in_knots"].isna().any()
     assert 0.05 < birds["damaged"].mean() < 0.2                               # a rare positive class
     assert not any(c.startswith("cost") for c in birds.columns)               # costs would give damage away
+
+
+def test_the_held_out_tasks_are_new_kinds_of_table_with_nothing_that_gives_the_answer_away():
+    """The held-out set that replaced the four tasks whose runs were read (docs/heldout-protocol.md)."""
+    frames = {name: SPECS[name].load() for name in HELD_OUT}
+    airports = frames["airport-state"]
+    counts = airports["state"].value_counts()
+    assert len(counts) >= 40 and counts.min() >= 20                           # many classes, each splittable
+    assert airports["city"].nunique() > 1000 and "iata" not in airports.columns
+    quakes = frames["earthquake-magnitude"]
+    assert quakes["mag"].min() < 0 < 6 < quakes["mag"].max()
+    assert quakes[["nst", "dmin", "gap"]].isna().any().all()                 # missing station figures
+    assert not {"title", "sig", "felt", "cdi", "mmi", "alert"} & set(quakes.columns)   # they state or follow from it
+    cars = frames["car-origin"]
+    assert sorted(cars["origin"].unique()) == ["Europe", "Japan", "USA"] and "name" not in cars.columns
+    assert cars["horsepower"].isna().any() and len(cars) < 500               # small, with gaps
+    habitat = frames["species-habitat"]
+    assert habitat["common_name"].nunique() == 4 and habitat["county_id"].nunique() > 3000
+    assert habitat["habitat_yearround_pct"].between(0, 1).all() and len(habitat) > 10000
 
 
 @pytest.fixture(scope="module")
