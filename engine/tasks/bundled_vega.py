@@ -40,10 +40,15 @@ def flight_delay() -> pd.DataFrame:
     return frame
 
 
+def _common_classes_last(frame: pd.DataFrame, target: str, least: int) -> pd.DataFrame:
+    """The rows whose ``target`` class has at least ``least`` rows, with ``target`` as the last column."""
+    counts = frame[target].value_counts()
+    frame = frame[frame[target].isin(counts.index[counts >= least])]
+    return frame[[c for c in frame.columns if c != target] + [target]].reset_index(drop=True)
+
+
 def zip_state() -> pd.DataFrame:
-    frame = read_vendored("vega_zipcodes.csv.gz")
-    counts = frame["state"].value_counts()
-    return frame[frame["state"].isin(counts.index[counts >= MIN_ZIPS_PER_STATE])].reset_index(drop=True)
+    return _common_classes_last(read_vendored("vega_zipcodes.csv.gz"), "state", MIN_ZIPS_PER_STATE)
 
 
 def bird_strike_damage() -> pd.DataFrame:
@@ -55,12 +60,7 @@ def bird_strike_damage() -> pd.DataFrame:
 
 
 def airport_state() -> pd.DataFrame:
-    frame = read_vendored("vega_airports.csv.gz")
-    counts = frame["state"].value_counts()
-    frame = frame[frame["state"].isin(counts.index[counts >= MIN_AIRPORTS_PER_STATE])]
-    state = frame.pop("state")
-    frame["state"] = state
-    return frame.reset_index(drop=True)
+    return _common_classes_last(read_vendored("vega_airports.csv.gz"), "state", MIN_AIRPORTS_PER_STATE)
 
 
 def earthquake_magnitude() -> pd.DataFrame:
