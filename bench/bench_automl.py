@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # the engine's packages are imported once ROOT is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = ("flaml", "ag-medium", "ag-best")
+PEER_DISTRIBUTIONS = {"flaml": "flaml", "ag-medium": "autogluon.tabular", "ag-best": "autogluon.tabular"}
 PEER_TITLES = {"flaml": "FLAML", "ag-medium": "AG medium", "ag-best": "AG best"}
 AUTOML_VENV_PYTHON = ROOT / ".venv-automl" / "bin" / "python"
 SET_TITLES = {"dev": "Development set (tuned on)", "heldout": "Held-out set (not tuned on)",
@@ -274,9 +275,23 @@ def _automl_python(choice: str | None) -> str:
     return str(AUTOML_VENV_PYTHON) if AUTOML_VENV_PYTHON.is_file() else sys.executable
 
 
+def provenance(python: str, peers: list[str]) -> dict:
+    """What a row was measured on: our code's commit (and whether the work tree had changes), the
+    peers' versions and the machine's cores. ``--reuse`` trusts a peer's row only on the same
+    machine kind and version; these fields let a reader of a kept results file check that."""
+    def out(*cmd: str) -> str:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+
+    versions = {dist: out(python, "-c", f"import importlib.metadata as m; print(m.version({dist!r}))")
+                for dist in dict.fromkeys(PEER_DISTRIBUTIONS[p] for p in peers)}
+    return {"commit": out("git", "rev-parse", "HEAD"),
+            "dirty": bool(out("git", "status", "--porcelain", "--untracked-files=no")),
+            "peers": versions, "cores": os.cpu_count()}
+
+
 def _check_peers(python: str, peers: list[str]) -> None:
-    modules = {"flaml": "flaml", "ag-medium": "autogluon.tabular", "ag-best": "autogluon.tabular"}
-    for module in dict.fromkeys(modules[p] for p in peers):
+    for module in dict.fromkeys(PEER_DISTRIBUTIONS[p] for p in peers):
         probe = subprocess.run([python, "-c", f"import {module}"], capture_output=True, text=True)
         if probe.returncode != 0:
             sys.exit(f"{module} cannot be imported by {python}: run `make bench-automl`, which builds "
@@ -313,6 +328,7 @@ def main() -> None:
     _check_peers(python, args.peers)
     tasks = args.tasks or [n for n in SPECS if args.task_set == "all" or n in SETS[args.task_set]]
     reused = earlier_results(args.reuse, args.peers)
+    measured_on = provenance(python, args.peers)
     rows: list[dict] = []
     if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
         raise SystemExit(f"--keep {args.keep}: the directory is not empty; name a new or empty one")
@@ -327,7 +343,8 @@ def main() -> None:
             rule = Score(load_task(task_dir).direction)
             for seed in args.seeds:
                 row = {"task": name, "set": set_of(name), "metric": load_task(task_dir).metric,
-                       "maximize": rule.maximize, "seed": seed, "limit": args.time_limit}
+                       "maximize": rule.maximize, "seed": seed, "limit": args.time_limit,
+                       "preset": args.preset, "provenance": measured_on}
                 contenders = [*args.strategies, *args.peers]
                 for who in contenders[::-1] if seed % 2 else contenders:
                     if who in PEERS:
