@@ -16,12 +16,17 @@ held-out set, run once a change is settled. The tables and the summary report th
     python bench/bench_automl.py --time-limit 120 --seeds 0 1 2 [--set dev|heldout|all]
         [--tasks bike-sharing ...] [--strategies mle-star evolve] [--peers flaml ag-medium ag-best]
         [--automl-python .venv-automl/bin/python] [--json out.json] [--reuse earlier.json ...]
+    python bench/bench_automl.py --report bench/results/*.json --time-limit 600 --preset time [--set ...]
 
 The peers run bench/automl_peers.py under ``--automl-python`` (default: ``.venv-automl`` when it
 exists, which ``make bench-automl`` builds, else this interpreter): AutoGluon pins an older pandas
-than the engine's, so it lives in a venv of its own. ``--reuse`` takes a peer's score and wall
-time for a task, seed and limit from the ``--json`` rows of an earlier run instead of fitting it
-again (only fair on the same machine and peer version; the printout names the files).
+than the engine's, so it lives in a venv of its own.
+
+A full comparison takes days of CPU here, so rows are kept (``--json`` into ``bench/results/``) and
+added to: ``--reuse`` takes any contender's result for a task, seed and limit from kept rows that
+answer for a fit now (the same peer version; for our engine the same code and preset), and
+``--report`` prints the tables from kept rows alone (bench/automl_results.py says when a row
+answers, and how rows from a machine of another speed are flagged).
 """
 
 from __future__ import annotations
@@ -39,13 +44,23 @@ from pathlib import Path
 from statistics import mean
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the engine's packages are imported once ROOT is on sys.path (main)
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.automl_results import (  # noqa: E402
+    PEER_DISTRIBUTIONS,
+    earlier_results,
+    kept_rows,
+    provenance,
+    speed_notes,
+)
+
+if TYPE_CHECKING:
     from engine.tasks.model import LoadedTask
     from events.score import Score
 
-ROOT = Path(__file__).resolve().parent.parent
-PEERS = ("flaml", "ag-medium", "ag-best")
-PEER_DISTRIBUTIONS = {"flaml": "flaml", "ag-medium": "autogluon.tabular", "ag-best": "autogluon.tabular"}
+PEERS = tuple(PEER_DISTRIBUTIONS)
 PEER_TITLES = {"flaml": "FLAML", "ag-medium": "AG medium", "ag-best": "AG best"}
 AUTOML_VENV_PYTHON = ROOT / ".venv-automl" / "bin" / "python"
 SET_TITLES = {"dev": "Development set (tuned on)", "heldout": "Held-out set (not tuned on)",
@@ -248,46 +263,10 @@ def _not_worse(run: dict, rule: Score) -> bool:
     return rule.at_least(final, phase1) or math.isclose(final, phase1, rel_tol=0.0, abs_tol=1e-12)
 
 
-def earlier_results(paths: list[Path], peers: list[str]) -> dict[tuple[str, str, int, int], dict]:
-    """A peer's result per (peer, task, seed, limit) from earlier ``--json`` files; a later file wins."""
-    found: dict[tuple[str, str, int, int], dict] = {}
-    for path in paths:
-        try:
-            rows = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            sys.exit(f"--reuse {path}: not a JSON file written by this bench's --json ({exc})")
-        if not isinstance(rows, list):
-            sys.exit(f"--reuse {path}: expected a list of rows, as this bench's --json writes")
-        for row in rows:
-            if not (isinstance(row, dict) and {"task", "seed", "limit"} <= row.keys()):
-                sys.exit(f"--reuse {path}: a row without task, seed and limit ({str(row)[:80]})")
-            for peer in peers:
-                result = row.get(peer)
-                if isinstance(result, dict) and result.get("score") is not None:
-                    key = (peer, row["task"], int(row["seed"]), int(row["limit"]))
-                    found[key] = {**result, "from": path.name}
-    return found
-
-
 def _automl_python(choice: str | None) -> str:
     if choice:
         return choice
     return str(AUTOML_VENV_PYTHON) if AUTOML_VENV_PYTHON.is_file() else sys.executable
-
-
-def provenance(python: str, peers: list[str]) -> dict:
-    """What a row was measured on: our code's commit (and whether the work tree had changes), the
-    peers' versions and the machine's cores. ``--reuse`` trusts a peer's row only on the same
-    machine kind and version; these fields let a reader of a kept results file check that."""
-    def out(*cmd: str) -> str:
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-        return proc.stdout.strip() if proc.returncode == 0 else ""
-
-    versions = {dist: out(python, "-c", f"import importlib.metadata as m; print(m.version({dist!r}))")
-                for dist in dict.fromkeys(PEER_DISTRIBUTIONS[p] for p in peers)}
-    return {"commit": out("git", "rev-parse", "HEAD"),
-            "dirty": bool(out("git", "status", "--porcelain", "--untracked-files=no")),
-            "peers": versions, "cores": os.cpu_count()}
 
 
 def _check_peers(python: str, peers: list[str]) -> None:
@@ -316,19 +295,42 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep every run's event store and files in this new directory (default: deleted)")
     parser.add_argument("--reuse", nargs="*", type=Path, default=[],
-                        help="reuse the peers' results for the same task, seed and limit from these --json files")
+                        help="take each contender's result for a task, seed and limit from these --json files where "
+                             "one answers for a fit now (bench/automl_results.py): fit only the rest")
+    parser.add_argument("--report", nargs="+", type=Path, default=None, metavar="JSON",
+                        help="fit nothing: print the tables from these --json files (rows of the chosen set, "
+                             "tasks, seeds, limit and preset)")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
-    from engine.tasks import load_task, prepare_bundled
     from engine.tasks.bundled_data import SPECS
-    from engine.tasks.protocol import SETS, set_of
-    from events.score import Score
+    from engine.tasks.protocol import SETS
 
+    tasks = args.tasks or [n for n in SPECS if args.task_set == "all" or n in SETS[args.task_set]]
+    if args.report is not None:
+        print(kept_report(kept_rows(args.report, args.preset), tasks, args.seeds, args.time_limit, args.preset))
+        return
     python = _automl_python(args.automl_python)
     _check_peers(python, args.peers)
-    tasks = args.tasks or [n for n in SPECS if args.task_set == "all" or n in SETS[args.task_set]]
-    reused = earlier_results(args.reuse, args.peers)
     measured_on = provenance(python, args.peers)
+    reused = earlier_results(args.reuse, [*args.strategies, *args.peers], measured_on, args.preset)
+    rows = run_bench(args, tasks, python, measured_on, reused)
+    print(f"\npreset {args.preset}, --time-limit {args.time_limit} s for every contender, seeds {args.seeds}; "
+          "scores are means over seeds of the private-answer grades, (n %) the mean fraction of the limit used")
+    taken = [r[w] for r in rows for w in (*args.strategies, *args.peers) if "from" in r[w]]
+    if taken:
+        print(f"results reused from earlier runs of this bench: {', '.join(sorted({t['from'] for t in taken}))}")
+    for line in speed_notes(taken, measured_on["probe_s"]):
+        print(line)
+    print(report(rows, args.strategies, args.peers))
+
+
+def run_bench(args: argparse.Namespace, tasks: list[str], python: str, measured_on: dict,
+              reused: dict[tuple[str, str, int, int], dict]) -> list[dict]:
+    """Every contender on every task and seed, one at a time; a row is printed (and written to
+    ``--json``) as soon as it is complete."""
+    from engine.tasks import load_task, prepare_bundled
+    from engine.tasks.protocol import set_of
+    from events.score import Score
+
     rows: list[dict] = []
     if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
         raise SystemExit(f"--keep {args.keep}: the directory is not empty; name a new or empty one")
@@ -347,9 +349,11 @@ def main() -> None:
                        "preset": args.preset, "provenance": measured_on}
                 contenders = [*args.strategies, *args.peers]
                 for who in contenders[::-1] if seed % 2 else contenders:
-                    if who in PEERS:
-                        row[who] = reused.get((who, name, seed, args.time_limit)) or run_peer(
-                            who, task_dir, seed, args.time_limit, work, python)
+                    earlier = reused.get((who, name, seed, args.time_limit))
+                    if earlier is not None:
+                        row[who] = earlier
+                    elif who in PEERS:
+                        row[who] = run_peer(who, task_dir, seed, args.time_limit, work, python)
                     else:
                         db = work / f"{name}-{who}-{seed}" / "bench.db"
                         db.parent.mkdir(parents=True)
@@ -358,12 +362,23 @@ def main() -> None:
                 print(json.dumps(row), flush=True)
                 if args.json_out:
                     args.json_out.write_text(json.dumps(rows, indent=1))
-    print(f"\npreset {args.preset}, --time-limit {args.time_limit} s for every contender, seeds {args.seeds}; "
-          "scores are means over seeds of the private-answer grades, (n %) the mean fraction of the limit used")
-    sources = sorted({r[p]["from"] for r in rows for p in args.peers if "from" in r[p]})
-    if sources:
-        print(f"peers' results reused from earlier runs of this bench: {', '.join(sources)}")
-    print(report(rows, args.strategies, args.peers))
+    return rows
+
+
+def kept_report(rows: list[dict], tasks: list[str], seeds: list[int], limit: int, preset: str) -> str:
+    """The report of kept rows: those of ``tasks``, ``seeds`` and ``limit``; the contenders are the
+    ones every such row has (a peer, or a strategy run under ``preset``)."""
+    chosen = [r for r in rows if r["task"] in tasks and int(r["seed"]) in seeds and int(r["limit"]) == limit]
+    if not chosen:
+        return f"no kept row for these tasks, seeds {seeds} and --time-limit {limit}"
+    everyone = [w for w in chosen[0] if isinstance(chosen[0][w], dict) and w != "provenance"]
+    common = [w for w in everyone if all(w in r for r in chosen)]
+    peers = [p for p in PEERS if p in common]
+    strategies = [w for w in common if w not in PEERS]
+    files = sorted({r[w]["from"] for r in chosen for w in common})
+    head = (f"preset {preset}, --time-limit {limit} s, seeds {sorted({int(r['seed']) for r in chosen})}; "
+            f"kept rows from {', '.join(files)}")
+    return head + "\n\n" + report(chosen, strategies, peers)
 
 
 if __name__ == "__main__":

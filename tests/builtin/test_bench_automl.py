@@ -1,8 +1,12 @@
-"""bench/bench_automl.py's arithmetic: relative difference, means over seeds, the table."""
+"""bench/bench_automl.py's arithmetic (relative difference, means over seeds, the table) and its kept
+results (bench/automl_results.py: which kept row answers for a fit now)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,7 @@ _PATH = Path(__file__).resolve().parents[2] / "bench" / "bench_automl.py"
 _SPEC = importlib.util.spec_from_file_location("bench_automl", _PATH)
 bench = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(bench)
+results = importlib.import_module("bench.automl_results")
 
 
 def test_relative_difference_is_positive_when_ours_is_better_in_either_direction():
@@ -84,18 +89,95 @@ def test_peer_results_are_reused_per_peer_task_seed_and_limit_from_earlier_json(
                      ' {"task": "bikes", "seed": 1, "limit": 120, "flaml": {"score": null, "wall_s": 3.0}}]')
     newer.write_text('[{"task": "bikes", "seed": 0, "limit": 120, "flaml": {"score": 31.0, "wall_s": 125.0}}]')
     found = bench.earlier_results([older, newer], ["flaml"])
-    assert found == {("flaml", "bikes", 0, 120): {"score": 31.0, "wall_s": 125.0, "from": "newer.json"}}
+    assert list(found) == [("flaml", "bikes", 0, 120)]
+    assert (found["flaml", "bikes", 0, 120]["score"], found["flaml", "bikes", 0, 120]["from"]) == (31.0, "newer.json")
     assert ("ag-best", "bikes", 0, 120) in bench.earlier_results([older], ["flaml", "ag-best"])
 
 
 def test_reuse_of_a_file_that_is_not_bench_output_is_a_clear_error(tmp_path):
     bad = tmp_path / "notes.json"
     bad.write_text("{not json")
-    with pytest.raises(SystemExit, match="notes.json: not a JSON file written by this bench"):
+    with pytest.raises(SystemExit, match="notes.json: not a JSON file written by bench_automl.py --json"):
         bench.earlier_results([bad], ["flaml"])
     bad.write_text('[{"task": "bikes", "flaml": {"score": 30.0}}]')
     with pytest.raises(SystemExit, match="notes.json: a row without task, seed and limit"):
         bench.earlier_results([bad], ["flaml"])
+
+
+NOW = {"code": "tree-a", "peers": {"flaml": "2.7.0", "autogluon.tabular": "1.6.3"}, "probe_s": 1.0}
+
+
+def _kept(path, rows):
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def _kept_row(seed=0, code="tree-a", preset="time", flaml="2.7.0", probe_s=1.0, ours=30.0, theirs=31.0):
+    return {"task": "bikes", "set": "dev", "metric": "rmse", "maximize": False, "seed": seed, "limit": 120,
+            "preset": preset, "provenance": {"code": code, "peers": {"flaml": flaml}, "probe_s": probe_s},
+            "mle-star": {"score": ours, "wall_s": 115.0}, "flaml": {"score": theirs, "wall_s": 121.0}}
+
+
+def test_our_kept_result_is_reused_only_for_the_same_code_and_preset(tmp_path):
+    kept = _kept(tmp_path / "kept.json", [_kept_row(0), _kept_row(1, code="tree-b"), _kept_row(2, preset="quick"),
+                                          _kept_row(3, code=None)])
+    found = bench.earlier_results([kept], ["mle-star"], NOW, "time")
+    assert list(found) == [("mle-star", "bikes", 0, 120)]
+    # A tree with uncommitted changes has no fingerprint: nothing of ours is reused, whatever the rows say.
+    assert bench.earlier_results([kept], ["mle-star"], {**NOW, "code": None}, "time") == {}
+
+
+def test_a_peer_s_kept_result_is_reused_only_for_the_same_version(tmp_path):
+    kept = _kept(tmp_path / "kept.json", [_kept_row(0), _kept_row(1, flaml="2.6.0")])
+    assert list(bench.earlier_results([kept], ["flaml"], NOW, "time")) == [("flaml", "bikes", 0, 120)]
+
+
+def test_rows_from_a_machine_of_another_speed_are_named(tmp_path):
+    kept = _kept(tmp_path / "slow.json", [_kept_row(0, probe_s=1.5)])
+    taken = list(bench.earlier_results([kept], ["flaml"], NOW, "time").values())
+    assert results.speed_notes(taken, 1.0) == ["slow.json: measured on a machine 1.50x as slow as this one"]
+    assert results.speed_notes(taken, 1.4) == []   # within the tolerance
+
+
+def test_the_report_of_kept_rows_merges_files_contender_by_contender(tmp_path):
+    ours = _kept(tmp_path / "ours.json", [{**_kept_row(0), "flaml": {"score": None}}])
+    peers = _kept(tmp_path / "peers.json", [{k: v for k, v in _kept_row(0, theirs=32.0).items() if k != "mle-star"}])
+    other = _kept(tmp_path / "other.json", [_kept_row(0, preset="quick", ours=99.0)])
+    rows = results.kept_rows([other, ours, peers], "time")   # a later file wins
+    assert len(rows) == 1 and rows[0]["mle-star"]["score"] == 30.0 and rows[0]["flaml"]["score"] == 32.0
+    text = bench.kept_report(rows, ["bikes"], [0, 1, 2], 120, "time")
+    line = [ln for ln in text.splitlines() if ln.startswith("| bikes")][0]
+    assert _cells(line)[3:6] == ["32.0000 (101%)", "30.0000 (96%)", "+6.25%"]
+    assert "kept rows from ours.json, peers.json" in text.splitlines()[0]
+    assert bench.kept_report(rows, ["bikes"], [0], 600, "time").startswith("no kept row")
+
+
+def test_the_code_fingerprint_changes_with_the_engine_s_code_and_is_none_for_a_changed_tree(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "bench@example.invalid")
+    git("config", "user.name", "bench")
+    for path in results.CODE:
+        target = tmp_path / path
+        if path.endswith(".toml"):
+            target.write_text("[project]\n")
+        else:
+            target.mkdir()
+            (target / "__init__.py").write_text("")
+    (tmp_path / "README.md").write_text("a\n")
+    git("add", "-A")
+    git("commit", "-qm", "a")
+    first = results.code_fingerprint(tmp_path)
+    assert first is not None
+    (tmp_path / "README.md").write_text("b\n")          # not the engine's code: the same fingerprint
+    git("commit", "-qam", "docs")
+    assert results.code_fingerprint(tmp_path) == first
+    (tmp_path / "handlers" / "__init__.py").write_text("X = 1\n")
+    assert results.code_fingerprint(tmp_path) is None   # changed and not committed
+    git("commit", "-qam", "code")
+    assert results.code_fingerprint(tmp_path) not in (None, first)
 
 
 def test_an_evolve_only_table_has_no_phase1_column_to_fill():
@@ -142,3 +224,16 @@ def test_a_peer_job_without_a_known_peer_is_a_clear_error(tmp_path):
 
 def test_a_difference_that_rounds_to_zero_is_never_shown_negative():
     assert [bench._pct(-0.00004), bench._pct(-0.0051), bench._pct(None)] == ["+0.00%", "-0.51%", "failed"]
+
+
+def test_report_prints_the_tables_of_kept_rows_without_fitting_anything(tmp_path):
+    kept = _kept(tmp_path / "kept.json", [_kept_row(0), _kept_row(1, ours=32.0)])
+    proc = subprocess.run([sys.executable, str(_PATH), "--report", str(kept), "--tasks", "bikes", "--time-limit", "120",
+                           "--preset", "time"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "## Development set (tuned on)" in proc.stdout
+    assert _cells([ln for ln in proc.stdout.splitlines() if ln.startswith("| bikes")][0])[2:5] == [
+        "2", "31.0000 (101%)", "31.0000 (96%)"]
+    bad = subprocess.run([sys.executable, str(_PATH), "--report", str(tmp_path / "missing.json")],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 1 and "missing.json: not a JSON file written by bench_automl.py --json" in bad.stderr

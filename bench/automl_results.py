@@ -1,0 +1,148 @@
+"""The kept results of bench/bench_automl.py: what a row was measured on, and which earlier rows a
+bench may take instead of fitting again.
+
+The comparison issue 28 asks for (both sets of tasks, 3 seeds, 120 and 600 s, three peers) is
+days of CPU on this machine kind, and a session has hours. So the rows are kept (``--json`` into
+``bench/results/``, committed) and a later bench adds to them with ``--reuse``: it fits only what
+no kept row answers. A kept row answers only for what it was measured on:
+
+* a peer's row: the same task, seed and limit, and the same version of the peer's package;
+* our engine's row: the same task, seed, limit, strategy and preset, and the same code — the git
+  trees of the packages the engine runs (``CODE``) at a commit whose work tree had no changes in
+  them. A row measured on changed code is kept but never reused.
+
+Every row also records the cores and a speed probe (seconds for a fixed numpy and Python workload
+at the bench's start). Wall-clock limits make scores depend on the machine: rows measured on
+machines whose probes differ by more than ``SPEED_TOLERANCE`` are still reused, but the printout
+names the files and the ratio, so a reader sees the mix.
+
+``--report`` prints the tables from kept rows alone, fitting nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CODE = ("engine", "handlers", "events", "replay", "store", "pyproject.toml")
+PEER_DISTRIBUTIONS = {"flaml": "flaml", "ag-medium": "autogluon.tabular", "ag-best": "autogluon.tabular"}
+SPEED_TOLERANCE = 0.2
+
+
+def _out(*cmd: str) -> str:
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    except OSError:
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def code_fingerprint(root: Path = ROOT) -> str | None:
+    """The git trees of ``CODE`` at HEAD, joined; None when the work tree changed any of them
+    (or this is not a git checkout): such a run's rows are kept but never reused."""
+    if _out("git", "-C", str(root), "status", "--porcelain", "--", *CODE):
+        return None
+    trees = [_out("git", "-C", str(root), "rev-parse", f"HEAD:{path}") for path in CODE]
+    return ",".join(trees) if all(trees) else None
+
+
+def speed_probe_s() -> float:
+    """Seconds for a fixed workload (matrix products and a Python loop): the same on machines of
+    the same speed, so rows from different machines can be told apart."""
+    import numpy as np
+
+    a = np.random.default_rng(0).standard_normal((400, 400))
+    start = time.perf_counter()
+    for _ in range(20):
+        a = np.tanh(a @ a.T / 400.0)
+    total = 0
+    for i in range(2_000_000):
+        total += i % 7
+    return round(time.perf_counter() - start, 3)
+
+
+def provenance(python: str, peers: list[str], root: Path = ROOT) -> dict:
+    """What this bench's rows are measured on (see the module doc)."""
+    versions = {dist: _out(python, "-c", f"import importlib.metadata as m; print(m.version({dist!r}))")
+                for dist in dict.fromkeys(PEER_DISTRIBUTIONS[p] for p in peers)}
+    return {"commit": _out("git", "-C", str(root), "rev-parse", "HEAD"), "code": code_fingerprint(root),
+            "peers": versions, "cores": os.cpu_count(), "probe_s": speed_probe_s()}
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a ``--json`` file, or a clear exit naming the file and what is wrong."""
+    try:
+        rows = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        sys.exit(f"{path}: not a JSON file written by bench_automl.py --json ({exc})")
+    if not isinstance(rows, list):
+        sys.exit(f"{path}: expected a list of rows, as bench_automl.py --json writes")
+    for row in rows:
+        if not (isinstance(row, dict) and {"task", "seed", "limit"} <= row.keys()):
+            sys.exit(f"{path}: a row without task, seed and limit ({str(row)[:80]})")
+    return rows
+
+
+def results_of(row: dict) -> dict[str, dict]:
+    """A row's contenders' results, each carrying the row's provenance and preset (so results of
+    one task, seed and limit from different files can sit in one row)."""
+    return {who: {**result, "provenance": result.get("provenance", row.get("provenance")),
+                  "preset": result.get("preset", row.get("preset"))}
+            for who, result in row.items() if isinstance(result, dict) and who != "provenance"}
+
+
+def answers(result: dict, who: str, now: dict, preset: str) -> bool:
+    """Whether a kept ``result`` of contender ``who`` stands for a fit on what we have now."""
+    then = result.get("provenance")
+    if result.get("score") is None:
+        return False
+    if who in PEER_DISTRIBUTIONS:
+        # Rows from before provenance was kept name no version: taken, as they always were.
+        dist = PEER_DISTRIBUTIONS[who]
+        return then is None or then.get("peers", {}).get(dist) in (None, now.get("peers", {}).get(dist))
+    return (then is not None and now.get("code") is not None and then.get("code") == now["code"]
+            and result.get("preset") == preset)
+
+
+def earlier_results(paths: list[Path], contenders: list[str], now: dict | None = None,
+                    preset: str = "") -> dict[tuple[str, str, int, int], dict]:
+    """A contender's result per (contender, task, seed, limit) from earlier ``--json`` files, where
+    it answers for a fit now (``answers``); a later file wins."""
+    now = now or {}
+    found: dict[tuple[str, str, int, int], dict] = {}
+    for path in paths:
+        for row in read_rows(path):
+            for who, result in results_of(row).items():
+                if who in contenders and answers(result, who, now, preset):
+                    found[(who, row["task"], int(row["seed"]), int(row["limit"]))] = {**result, "from": path.name}
+    return found
+
+
+def speed_notes(reused: list[dict], probe_s: float | None) -> list[str]:
+    """One line per reused file measured on a machine whose probe differs from this one's by more
+    than ``SPEED_TOLERANCE``."""
+    notes = {}
+    for result in reused:
+        then = (result.get("provenance") or {}).get("probe_s")
+        if then and probe_s and abs(then / probe_s - 1) > SPEED_TOLERANCE:
+            notes[result["from"]] = f"{result['from']}: measured on a machine {then / probe_s:.2f}x as slow as this one"
+    return list(notes.values())
+
+
+def kept_rows(paths: list[Path], preset: str) -> list[dict]:
+    """One row per (task, seed, limit) from every file: the peers' results and our strategies'
+    results under ``preset``, a later file's result for a contender replacing an earlier one's."""
+    merged: dict[tuple[str, int, int], dict] = {}
+    for path in paths:
+        for row in read_rows(path):
+            key = (row["task"], int(row["seed"]), int(row["limit"]))
+            kept = merged.setdefault(key, {k: v for k, v in row.items() if not isinstance(v, dict)})
+            for who, result in results_of(row).items():
+                if who in PEER_DISTRIBUTIONS or result.get("preset") == preset:
+                    kept[who] = {**result, "from": path.name}
+    return list(merged.values())
