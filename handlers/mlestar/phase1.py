@@ -14,7 +14,11 @@ flight together, and the result does not depend on the order in which they compl
 
 Past its soft end (``Deadline``) Phase 1 wraps up: once a candidate has a score the drafts still
 running are cut, no merge starts, and s_0 goes through the safety checks as it is; each cut is a
-recorded ``WorkCut``.
+recorded ``WorkCut``. The one draft it waits for is the retriever's first choice (candidate 0, the
+model it ranks likeliest to do best on this task; ``FirstChoice``): a quicker, lower-ranked draft
+that scores first does not make it give that one up (airport-state at 120 s: the forest drafted
+first was cut when the linear model scored, and the whole run refined a logistic regression).
+The pipeline bounds that wait (``handlers.mlestar.pipeline``).
 
 Two deadlines: the candidates and the safety checks run under the workflow's (the pipeline sets
 it to the point Phase 1 may be extended to, the finalize-now point: while no candidate has a score
@@ -27,6 +31,7 @@ cuts whatever runs past the window of a Phase 1 that has a score.
 from __future__ import annotations
 
 from events.agent_outputs import RetrievedModel, RetrieverOutput
+from events.base import Event
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
 from events.domain import AgentType, EvaluationResult, Phase1Result, PipelineError, SolutionPhase, SolutionScript
 from events.phase1 import CandidateEvaluated, CandidatesRanked, MergeDecided, ModelsRetrieved, SafetyCheckApplied
@@ -136,11 +141,11 @@ async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_
                            timer: StepTimer | None = None) -> list[Evaluated]:
     """Lines 2-5 for every model, concurrently, in model order whatever order they finish in.
 
-    Once Phase 1's soft end has passed and some candidate has a score, the drafts still running
-    are cut (each recorded as a candidate without a score): the pipeline lets a Phase 1 that has
-    nothing usable run past its window, up to the finalize-now point, to get *one* solution,
-    not to finish them all while Phase 2 and Phase 3 wait. Before the soft end, or while no
-    candidate has a score, every draft runs to its end.
+    Once Phase 1's soft end has passed, some candidate has a score and the retriever's first
+    choice has settled, the drafts still running are cut (each recorded as a candidate without a
+    score): the pipeline lets a Phase 1 run past its window to get *one* solution, or the first
+    choice's, not to finish them all while Phase 2 and Phase 3 wait. Before the soft end, while no
+    candidate has a score, or while the first choice runs, every draft runs to its end.
 
     Time mode (``handlers.step_policy``): the models are drafted in order, as many at once as
     evaluations may run, and a further draft starts only while Phase 1's window holds one more
@@ -161,6 +166,7 @@ async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_
     for i in range(first):
         tasks.append(wf.spawn(timed_draft(i, models[i]) if timed else generate_candidate(wf, i, models[i]),
                               f"candidate-{i}"))
+    first_choice(wf).running = bool(tasks)
     while True:
         scored = any(t.done and t.result.error is None and t.result.value.ok for t in tasks)
         # While none has a score, further drafts may use the extension (the workflow's deadline).
@@ -173,7 +179,7 @@ async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_
         pending = [t for t in tasks if not t.done]
         if not pending:
             break
-        if past(wf, deadline_s) and scored:
+        if past(wf, deadline_s) and scored and tasks[0].done:
             break
         await wf.first(*pending)
     cut = [i for i, t in enumerate(tasks) if not t.done]
@@ -193,6 +199,31 @@ async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_
                           where=f"candidates {', '.join(map(str, cut))}", steps_done=len(tasks) - len(cut),
                           kept_solution_id=evaluated[k].solution_id, kept_score=evaluated[k].score))
     return evaluated
+
+
+FIRST_CHOICE = "mle-star/phase1-first-choice"
+
+
+class FirstChoice:
+    """Whether the retriever's first choice (candidate 0) is being drafted: from its spawn
+    (``draft_candidates``) until its ``CandidateEvaluated`` (scored, failed or cut) is recorded."""
+
+    def __init__(self) -> None:
+        self.running = False
+
+    def observe(self, event: Event) -> None:
+        if isinstance(event, CandidateEvaluated) and event.index == 0:
+            self.running = False
+
+
+def first_choice(wf: Workflow) -> FirstChoice:
+    """The run's tracker, made (and set to observe every later decision) on first use: the
+    pipeline asks before Phase 1 starts."""
+    def make() -> FirstChoice:
+        tracker = FirstChoice()
+        wf.observe(tracker.observe)
+        return tracker
+    return wf.shared(FIRST_CHOICE, make)
 
 
 def unevaluated(model: RetrievedModel, why: str) -> Evaluated:

@@ -29,10 +29,11 @@ run fail, with diagnostics (REQ-OR-042).
 
 Phase 1 is the one phase nothing can replace: when its soft window ends and no solution has
 been evaluated yet it is extended up to the finalize-now point, never beyond — and only until it
-has one: past its soft end Phase 1 cuts the drafts still running at its first scored candidate and
-starts no merge (``handlers.mlestar.phase1.draft_candidates``), so the extension does not eat the time
-Phase 2 and Phase 3 share. Its candidates and checks therefore run under the extension's deadline
-(their evaluations' timeouts and debug rounds reach the finalize-now point), its merges under its
+has one; while the retriever's first choice still runs, by its own window's length again at most
+(``phase1.FirstChoice``). Past its soft end Phase 1 cuts the drafts still running at its first scored
+candidate (the first choice's, if it runs) and starts no merge (``phase1.draft_candidates``), so the
+extension does not eat the time Phase 2 and Phase 3 share. Its candidates and checks run under
+the extension's deadline (their timeouts and debug rounds reach finalize-now), its merges under its
 own window. A Phase 1 cut by its deadline hands on its best as it is: its safety checks
 are not run again after the cut (they would eat Phase 2's and Phase 3's time); only a Phase 1
 that *failed* with a usable solution gets them, inside its own window.
@@ -75,7 +76,7 @@ from handlers.evaluation import submission_of
 from handlers.finalization import record_own_submission, run_finalization
 from handlers.mlestar.bestsofar import best_so_far, best_solution_id, track_best
 from handlers.mlestar.finalchoice import best_round, choose_final
-from handlers.mlestar.phase1 import post_merge_checks, run_phase1
+from handlers.mlestar.phase1 import first_choice, post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
 from handlers.mlestar.phaserun import BUDGET, COMPLETED, FAILED, Ledger, Limits, Outcome, PhaseRace
@@ -197,18 +198,21 @@ class Pipeline:
     # --- Phase 1 ---------------------------------------------------------------------------
 
     async def phase1(self) -> Phase1Result:
-        wf = self.wf
-        window = self._window("phase1")
+        wf, window = self.wf, self._window("phase1")
         # Phase 1 may be extended up to the finalize-now point (below): its candidates and checks
         # run under that end, its merges under its window's (``end_s``).
-        until = max(window.end_s, self.plan.finalize_at_s)
+        until, first = max(window.end_s, self.plan.finalize_at_s), first_choice(wf)
         race = self._race(window, self.phases.phase1(self.wf.within(Deadline.at(until)),
                                                      deadline_s=window.soft_end_s, end_s=window.end_s))
         how = await race.wait(window.end_s)
-        if how == "deadline" and best_so_far(wf) is None and window.end_s < self.plan.finalize_at_s:
-            # Nothing usable yet and nothing can replace Phase 1: keep going up to finalize-now.
-            wf.record(DeadlineHit(phase="phase1", deadline_s=window.end_s, action="extended"))
-            how = await race.wait(self.plan.finalize_at_s)
+        if how == "deadline" and window.end_s < self.plan.finalize_at_s:
+            # Nothing usable yet: nothing can replace Phase 1, keep going up to finalize-now. The
+            # first choice still running: wait for it, Phase 1's window again at most.
+            extended = (self.plan.finalize_at_s if best_so_far(wf) is None else
+                        min(self.plan.finalize_at_s, window.end_s + window.budget_s) if first.running else None)
+            if extended is not None:
+                wf.record(DeadlineHit(phase="phase1", deadline_s=window.end_s, action="extended"))
+                how = await race.wait(extended)
         outcome = await race.settle(how)
         self._after(outcome)
         if outcome.ok:

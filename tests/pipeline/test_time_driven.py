@@ -31,7 +31,7 @@ from events.domain import PipelineConfig
 from events.phase1 import CandidateEvaluated, MergeDecided
 from events.phase2 import OuterStepCompleted, RefinementAttempted
 from events.phase3 import EnsembleRoundCompleted
-from events.pipeline import PhaseBudgetAllocated
+from events.pipeline import DeadlineHit, PhaseBudgetAllocated
 from handlers.mlestar.pipeline import main as mle_star_main
 from handlers.timebudget import EXIT_ALLOWANCE_S, FINALIZATION_FLOOR_S, reserve_for
 from tests.pipeline import scripted_agent as sa
@@ -318,6 +318,42 @@ def test_time_mode_drafting_leaves_phase1_room_for_its_first_merge():
     assert 2 <= len(drafted) < time_config(300).num_retrieved_models
     assert merges, "no merge: the drafts used the whole window"
     assert last_end(run, "phase1") <= phase1.deadline_s + 1e-6
+
+
+def _first_choice_takes(seconds: float) -> Any:
+    """The retriever's first choice (candidate 0) runs ``seconds``; every other run 3 s, a call 0.5 s."""
+    def took(req: Any) -> float | None:
+        if isinstance(req, AgentCallRequested):
+            return 0.5
+        if isinstance(req, EvaluationRequested):
+            return min(seconds if req.effect_id.startswith("phase1/candidate-0/") else 3.0, req.timeout_s)
+        return None
+    return took
+
+
+def test_phase1_waits_for_the_retriever_s_first_choice_past_a_quicker_draft_s_score():
+    """Algorithm 1 evaluates every retrieved model before it picks s_0 (lines 2-7); a deadline may
+    cut the drafts, but not in favour of whichever scored first. airport-state (43 classes) at 120 s:
+    the forest the retriever ranked first was still running at Phase 1's end when the linear model
+    had scored, Phase 1 was cut, and the whole run refined a logistic regression (test accuracy
+    0.81; the peers' forests 0.94). Past its window Phase 1 now waits for the first choice, its own
+    window's length again at most."""
+    run = run_mle_star(time_config(120), _first_choice_takes(14.0))
+    phase1 = windows(run)["phase1"]
+    first = [e for e in run.of(CandidateEvaluated) if e.index == 0]
+    assert first and first[0].score is not None, "the first choice was cut for a quicker draft"
+    assert [h.action for h in run.of(DeadlineHit) if h.phase == "phase1"] == ["extended"]
+    assert phase1.deadline_s < last_end(run, "phase1") <= phase1.deadline_s + phase1.budget_s + 1e-6
+
+
+def test_phase1_waits_for_its_first_choice_no_longer_than_its_window_again():
+    """A first choice slower than that is cut as before: the run goes on from the draft that
+    scored, and Phase 2 and Phase 3 keep all but one more Phase 1 window of their time."""
+    run = run_mle_star(time_config(120), _first_choice_takes(60.0))
+    phase1 = windows(run)["phase1"]
+    assert not [e for e in run.of(CandidateEvaluated) if e.index == 0 and e.score is not None]
+    assert last_end(run, "phase1") <= phase1.deadline_s + phase1.budget_s + 1e-6
+    assert windows(run)["phase2"].started_at_s <= phase1.deadline_s + phase1.budget_s + 1e-6
 
 
 @pytest.mark.parametrize(("preset", "completion_order", "recorded"),
