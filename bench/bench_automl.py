@@ -367,8 +367,13 @@ def run_bench(args: argparse.Namespace, tasks: list[str], python: str, measured_
 
 def kept_report(rows: list[dict], tasks: list[str], seeds: list[int], limit: int, preset: str) -> str:
     """The report of kept rows: those of ``tasks``, ``seeds`` and ``limit``; the contenders are the
-    ones every such row has (a peer, or a strategy run under ``preset``)."""
-    chosen = [r for r in rows if r["task"] in tasks and int(r["seed"]) in seeds and int(r["limit"]) == limit]
+    ones every such row has (a peer, or a strategy run under ``preset``). A task is reported in the
+    set the protocol puts it in now: a held-out task whose runs were read has become a development
+    task since its rows were kept."""
+    from engine.tasks.protocol import set_of
+
+    chosen = [{**r, "set": set_of(r["task"])} for r in rows
+              if r["task"] in tasks and int(r["seed"]) in seeds and int(r["limit"]) == limit]
     if not chosen:
         return f"no kept row for these tasks, seeds {seeds} and --time-limit {limit}"
     everyone = [w for w in chosen[0] if isinstance(chosen[0][w], dict) and w != "provenance"]

@@ -227,12 +227,14 @@ def test_a_difference_that_rounds_to_zero_is_never_shown_negative():
 
 
 def test_report_prints_the_tables_of_kept_rows_without_fitting_anything(tmp_path):
-    kept = _kept(tmp_path / "kept.json", [_kept_row(0), _kept_row(1, ours=32.0)])
-    proc = subprocess.run([sys.executable, str(_PATH), "--report", str(kept), "--tasks", "bikes", "--time-limit", "120",
-                           "--preset", "time"], capture_output=True, text=True, cwd=tmp_path)
+    # Kept while bike-sharing was held out: reported in the set the protocol puts it in now.
+    rows = [{**row, "task": "bike-sharing", "set": "heldout"} for row in (_kept_row(0), _kept_row(1, ours=32.0))]
+    kept = _kept(tmp_path / "kept.json", rows)
+    proc = subprocess.run([sys.executable, str(_PATH), "--report", str(kept), "--tasks", "bike-sharing",
+                           "--time-limit", "120", "--preset", "time"], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "## Development set (tuned on)" in proc.stdout
-    assert _cells([ln for ln in proc.stdout.splitlines() if ln.startswith("| bikes")][0])[2:5] == [
+    assert "## Development set (tuned on)" in proc.stdout and "Held-out" not in proc.stdout
+    assert _cells([ln for ln in proc.stdout.splitlines() if ln.startswith("| bike-sharing")][0])[2:5] == [
         "2", "31.0000 (101%)", "31.0000 (96%)"]
     bad = subprocess.run([sys.executable, str(_PATH), "--report", str(tmp_path / "missing.json")],
                          capture_output=True, text=True, cwd=tmp_path)
