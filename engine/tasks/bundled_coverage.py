@@ -202,4 +202,87 @@ COVERAGE_SPECS: tuple[BundledSpec, ...] = (
         ),
         seed=40,
     ),
+    BundledSpec(
+        name="movie-genre",
+        title="Genre of a Film",
+        one_liner="give the probabilities of eleven genres of a film from its budget, takings, ratings and makers",
+        load=vega.movie_genre,
+        target="genre",
+        metric="logloss",
+        task_type=TaskType.classification,
+        overview=(
+            "Each row is a film released in the USA, most of them between 1990 and 2010. For every "
+            "film, give the probability of each of eleven genres: action, adventure, black_comedy, "
+            "comedy, documentary, drama, horror, musical, romantic_comedy, thriller_suspense and "
+            "western. Drama and comedy are common; black comedies and westerns are rare. Many "
+            "fields were not recorded and are left empty, and some release dates are wrong."
+        ),
+        features=(
+            "`us_gross`, `worldwide_gross` and `us_dvd_sales` (dollars taken), `production_budget` "
+            "(dollars), `release_date` (text, e.g. \"Jun 12 1998\"), `mpaa_rating` (text: G, PG, "
+            "PG-13, R, ...), `running_time_min`, `distributor` (text: over 150 studios), `source` "
+            "(text: original screenplay, based on a book, ...), `creative_type` (text: contemporary "
+            "fiction, fantasy, ...), `director` (text: over 500 names), `rotten_tomatoes_rating` "
+            "(critics, 0-100), `imdb_rating` (viewers, 1-10) and `imdb_votes`."
+        ),
+        seed=41,
+        per_class_probabilities=True,
+    ),
+    BundledSpec(
+        name="life-expectancy",
+        title="Life Expectancy of a Country",
+        one_liner="predict a country's life expectancy at birth in a given year from its population and fertility",
+        load=vega.life_expectancy,
+        target="life_expect",
+        metric="rmse",
+        task_type=TaskType.regression,
+        overview=(
+            "Each row is one of 62 countries in one year from 1955 to 2005, every five years, from "
+            "the Gapminder Foundation's figures. Predict `life_expect`, the life expectancy at "
+            "birth in years."
+        ),
+        features=(
+            "`year`, `country` (text), `cluster` (a code, 0-5, of the country's world region), "
+            "`pop` (population) and `fertility` (babies per woman)."
+        ),
+        seed=42,
+    ),
+    BundledSpec(
+        name="industry-unemployment",
+        title="Unemployed by Industry",
+        one_liner="predict how many thousand workers of a US industry were unemployed in a month, 2000-2010",
+        load=vega.industry_unemployment,
+        target="unemployed",
+        metric="rmse",
+        task_type=TaskType.regression,
+        overview=(
+            "Each row is one month, January 2000 to February 2010, of one of fourteen industries "
+            "in the US Current Population Survey. Predict `unemployed`, the number of unemployed "
+            "people who last worked in that industry, in thousands (a count, from 2 in mining in "
+            "good months to 2,440 in construction at the worst)."
+        ),
+        features=(
+            "`series` (text: the industry, e.g. Construction, Finance, Self-employed), `year` and "
+            "`month` (1-12)."
+        ),
+        seed=43,
+    ),
+    BundledSpec(
+        name="annual-precipitation",
+        title="Annual Precipitation on a World Grid",
+        one_liner="predict the year's precipitation at a point of a one-degree world grid from where it lies",
+        load=vega.annual_precipitation,
+        target="precipitation",
+        metric="rmse",
+        task_type=TaskType.regression,
+        overview=(
+            "Each row is a point of a one-degree grid covering the world from 87 degrees north to "
+            "80 degrees south, land and sea (60,480 points), from the Climate Forecast System "
+            "(NOAA's CFSv2 model) for 2016. Predict `precipitation`, the year's total "
+            "(millimetres, as the values suggest; the source states no unit): mostly a few "
+            "hundred to two thousand, with a long right tail."
+        ),
+        features="`longitude` and `latitude` (whole degrees) of the grid point.",
+        seed=44,
+    ),
 )

@@ -20,6 +20,8 @@ from engine.tasks.bundled_islp import read_vendored
 MIN_ZIPS_PER_STATE = 50
 # Likewise the states with fewer airports (Delaware has 6, some territories 1 or 2).
 MIN_AIRPORTS_PER_STATE = 20
+# And the genres with fewer films (Concert/Performance has 5).
+MIN_FILMS_PER_GENRE = 20
 
 
 def _snake(name: str) -> str:
@@ -77,6 +79,36 @@ def car_origin() -> pd.DataFrame:
 
 def species_habitat() -> pd.DataFrame:
     return read_vendored("vega_species.csv.gz")
+
+
+def _target_last(frame: pd.DataFrame, target: str) -> pd.DataFrame:
+    if target not in frame.columns:
+        raise ValueError(f"vendored table has no column {target!r}; it has {', '.join(frame.columns)}")
+    return frame[[c for c in frame.columns if c != target] + [target]]
+
+
+def movie_genre() -> pd.DataFrame:
+    # The extract leaves the title out (free text, all but unique per film); a film with no genre
+    # has no answer, so it is not a row of the task.
+    frame = read_vendored("vega_movies.csv.gz").rename(columns=_snake).rename(columns={"major_genre": "genre"})
+    frame = frame.dropna(subset=["genre"])
+    # The genres become column names of the submission: "Thriller/Suspense" -> "thriller_suspense".
+    frame = frame.assign(genre=frame["genre"].map(_snake))
+    return _common_classes_last(frame, "genre", MIN_FILMS_PER_GENRE)
+
+
+def life_expectancy() -> pd.DataFrame:
+    return _target_last(read_vendored("vega_gapminder.csv.gz"), "life_expect")
+
+
+def industry_unemployment() -> pd.DataFrame:
+    # The extract leaves the unemployment rate out: with the industry's workforce, which the
+    # industry all but fixes, it gives the count away.
+    return _target_last(read_vendored("vega_unemployment.csv.gz").rename(columns={"count": "unemployed"}), "unemployed")
+
+
+def annual_precipitation() -> pd.DataFrame:
+    return _target_last(read_vendored("vega_annual_precip.csv.gz"), "precipitation")
 
 
 def seattle_weather() -> pd.DataFrame:
