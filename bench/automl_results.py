@@ -47,7 +47,12 @@ def code_fingerprint(root: Path = ROOT) -> str | None:
     (or this is not a git checkout): such a run's rows are kept but never reused."""
     if _out("git", "-C", str(root), "status", "--porcelain", "--", *CODE):
         return None
-    trees = [_out("git", "-C", str(root), "rev-parse", f"HEAD:{path}") for path in CODE]
+    return code_at("HEAD", root)
+
+
+def code_at(rev: str, root: Path = ROOT) -> str | None:
+    """The git trees of ``CODE`` at commit ``rev``, joined; None when git does not know it."""
+    trees = [_out("git", "-C", str(root), "rev-parse", "--verify", "--quiet", f"{rev}:{path}") for path in CODE]
     return ",".join(trees) if all(trees) else None
 
 
@@ -138,15 +143,17 @@ def speed_notes(reused: list[dict], probe_s: float | None) -> list[str]:
     return list(notes.values())
 
 
-def kept_rows(paths: list[Path], preset: str) -> list[dict]:
+def kept_rows(paths: list[Path], preset: str, code: str | None) -> list[dict]:
     """One row per (task, seed, limit) from every file: the peers' results and our strategies'
-    results under ``preset``, a later file's result for a contender replacing an earlier one's."""
+    results under ``preset`` measured on ``code`` (``code_at``: one version of the engine per
+    report, never a mix), a later file's result for a contender replacing an earlier one's."""
     merged: dict[tuple[str, int, int], dict] = {}
     for path in paths:
         for row in read_rows(path):
             key = (row["task"], int(row["seed"]), int(row["limit"]))
             kept = merged.setdefault(key, {k: v for k, v in row.items() if not isinstance(v, dict)})
             for who, result in results_of(row).items():
-                if who in PEER_DISTRIBUTIONS or result.get("preset") == preset:
+                ours = result.get("preset") == preset and (result.get("provenance") or {}).get("code") == code
+                if who in PEER_DISTRIBUTIONS or ours:
                     kept[who] = {**result, "from": path.name}
     return list(merged.values())

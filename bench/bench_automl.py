@@ -50,6 +50,7 @@ if str(ROOT) not in sys.path:
 
 from bench.automl_results import (  # noqa: E402
     PEER_DISTRIBUTIONS,
+    code_at,
     earlier_results,
     kept_rows,
     provenance,
@@ -299,14 +300,20 @@ def main() -> None:
                              "one answers for a fit now (bench/automl_results.py): fit only the rest")
     parser.add_argument("--report", nargs="+", type=Path, default=None, metavar="JSON",
                         help="fit nothing: print the tables from these --json files (rows of the chosen set, "
-                             "tasks, seeds, limit and preset)")
+                             "tasks, seeds, limit and preset; ours measured on the code of --code)")
+    parser.add_argument("--code", default="HEAD", metavar="REV",
+                        help="with --report: our results measured on this commit's engine code (default HEAD)")
     args = parser.parse_args()
     from engine.tasks.bundled_data import SPECS
     from engine.tasks.protocol import SETS
 
     tasks = args.tasks or [n for n in SPECS if args.task_set == "all" or n in SETS[args.task_set]]
     if args.report is not None:
-        print(kept_report(kept_rows(args.report, args.preset), tasks, args.seeds, args.time_limit, args.preset))
+        code = code_at(args.code)
+        if code is None:
+            sys.exit(f"--code {args.code}: not a commit of this repository that has the engine's code")
+        print(f"our results measured on the engine code of {args.code}")
+        print(kept_report(kept_rows(args.report, args.preset, code), tasks, args.seeds, args.time_limit, args.preset))
         return
     python = _automl_python(args.automl_python)
     _check_peers(python, args.peers)
@@ -366,21 +373,23 @@ def run_bench(args: argparse.Namespace, tasks: list[str], python: str, measured_
 
 
 def kept_report(rows: list[dict], tasks: list[str], seeds: list[int], limit: int, preset: str) -> str:
-    """The report of kept rows: those of ``tasks``, ``seeds`` and ``limit``; the contenders are the
-    ones every such row has (a peer, or a strategy run under ``preset``). A task is reported in the
-    set the protocol puts it in now: a held-out task whose runs were read has become a development
-    task since its rows were kept."""
+    """The report of kept rows: those of ``tasks``, ``seeds`` and ``limit`` that hold a result of
+    every strategy kept (run under ``preset`` on the chosen code), with the peers every such row
+    has. A task is reported in the set the protocol puts it in now: a held-out task whose runs
+    were read has become a development task since its rows were kept."""
     from engine.tasks.protocol import set_of
+
+    def contenders(row: dict) -> list[str]:
+        return [w for w, v in row.items() if isinstance(v, dict) and w != "provenance"]
 
     chosen = [{**r, "set": set_of(r["task"])} for r in rows
               if r["task"] in tasks and int(r["seed"]) in seeds and int(r["limit"]) == limit]
+    strategies = list(dict.fromkeys(w for r in chosen for w in contenders(r) if w not in PEERS))
+    chosen = [r for r in chosen if all(s in r for s in strategies)]
     if not chosen:
         return f"no kept row for these tasks, seeds {seeds} and --time-limit {limit}"
-    everyone = [w for w in chosen[0] if isinstance(chosen[0][w], dict) and w != "provenance"]
-    common = [w for w in everyone if all(w in r for r in chosen)]
-    peers = [p for p in PEERS if p in common]
-    strategies = [w for w in common if w not in PEERS]
-    files = sorted({r[w]["from"] for r in chosen for w in common})
+    peers = [p for p in PEERS if all(p in r for r in chosen)]
+    files = sorted({r[w]["from"] for r in chosen for w in (*strategies, *peers)})
     head = (f"preset {preset}, --time-limit {limit} s, seeds {sorted({int(r['seed']) for r in chosen})}; "
             f"kept rows from {', '.join(files)}")
     return head + "\n\n" + report(chosen, strategies, peers)

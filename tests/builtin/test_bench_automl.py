@@ -143,8 +143,13 @@ def test_the_report_of_kept_rows_merges_files_contender_by_contender(tmp_path):
     ours = _kept(tmp_path / "ours.json", [{**_kept_row(0), "flaml": {"score": None}}])
     peers = _kept(tmp_path / "peers.json", [{k: v for k, v in _kept_row(0, theirs=32.0).items() if k != "mle-star"}])
     other = _kept(tmp_path / "other.json", [_kept_row(0, preset="quick", ours=99.0)])
-    rows = results.kept_rows([other, ours, peers], "time")   # a later file wins
-    assert len(rows) == 1 and rows[0]["mle-star"]["score"] == 30.0 and rows[0]["flaml"]["score"] == 32.0
+    changed = _kept(tmp_path / "changed.json", [_kept_row(0, code="tree-b", ours=98.0)])
+    rows = results.kept_rows([other, ours, peers, changed], "time", "tree-a")   # a later file wins
+    assert len(rows) == 1 and rows[0]["mle-star"]["score"] == 30.0 and rows[0]["flaml"]["score"] == 31.0
+    # Ours from one version of the engine only, whatever the order of the files.
+    assert results.kept_rows([changed, ours], "time", "tree-b")[0]["mle-star"]["score"] == 98.0
+    rows = results.kept_rows([other, ours, peers], "time", "tree-a")
+    assert rows[0]["flaml"]["score"] == 32.0
     text = bench.kept_report(rows, ["bikes"], [0, 1, 2], 120, "time")
     line = [ln for ln in text.splitlines() if ln.startswith("| bikes")][0]
     assert _cells(line)[3:6] == ["32.0000 (101%)", "30.0000 (96%)", "+6.25%"]
@@ -228,7 +233,9 @@ def test_a_difference_that_rounds_to_zero_is_never_shown_negative():
 
 def test_report_prints_the_tables_of_kept_rows_without_fitting_anything(tmp_path):
     # Kept while bike-sharing was held out: reported in the set the protocol puts it in now.
-    rows = [{**row, "task": "bike-sharing", "set": "heldout"} for row in (_kept_row(0), _kept_row(1, ours=32.0))]
+    head = results.code_at("HEAD")
+    rows = [{**row, "task": "bike-sharing", "set": "heldout"}
+            for row in (_kept_row(0, code=head), _kept_row(1, code=head, ours=32.0), _kept_row(2, ours=1.0))]
     kept = _kept(tmp_path / "kept.json", rows)
     proc = subprocess.run([sys.executable, str(_PATH), "--report", str(kept), "--tasks", "bike-sharing",
                            "--time-limit", "120", "--preset", "time"], capture_output=True, text=True, cwd=tmp_path)
@@ -239,3 +246,6 @@ def test_report_prints_the_tables_of_kept_rows_without_fitting_anything(tmp_path
     bad = subprocess.run([sys.executable, str(_PATH), "--report", str(tmp_path / "missing.json")],
                          capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 1 and "missing.json: not a JSON file written by bench_automl.py --json" in bad.stderr
+    bad = subprocess.run([sys.executable, str(_PATH), "--report", str(kept), "--code", "no-such-commit"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 1 and "--code no-such-commit: not a commit" in bad.stderr
