@@ -42,11 +42,17 @@ def flight_delay() -> pd.DataFrame:
     return frame
 
 
+def _target_last(frame: pd.DataFrame, target: str) -> pd.DataFrame:
+    """``frame`` with ``target`` as its last column (where the bundled tasks expect the answer)."""
+    if target not in frame.columns:
+        raise ValueError(f"vendored table has no column {target!r}; it has {', '.join(frame.columns)}")
+    return frame[[c for c in frame.columns if c != target] + [target]]
+
+
 def _common_classes_last(frame: pd.DataFrame, target: str, least: int) -> pd.DataFrame:
     """The rows whose ``target`` class has at least ``least`` rows, with ``target`` as the last column."""
     counts = frame[target].value_counts()
-    frame = frame[frame[target].isin(counts.index[counts >= least])]
-    return frame[[c for c in frame.columns if c != target] + [target]].reset_index(drop=True)
+    return _target_last(frame[frame[target].isin(counts.index[counts >= least])], target).reset_index(drop=True)
 
 
 def zip_state() -> pd.DataFrame:
@@ -79,12 +85,6 @@ def car_origin() -> pd.DataFrame:
 
 def species_habitat() -> pd.DataFrame:
     return read_vendored("vega_species.csv.gz")
-
-
-def _target_last(frame: pd.DataFrame, target: str) -> pd.DataFrame:
-    if target not in frame.columns:
-        raise ValueError(f"vendored table has no column {target!r}; it has {', '.join(frame.columns)}")
-    return frame[[c for c in frame.columns if c != target] + [target]]
 
 
 def movie_genre() -> pd.DataFrame:
