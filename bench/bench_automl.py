@@ -54,6 +54,7 @@ from bench.automl_results import (  # noqa: E402
     earlier_results,
     kept_rows,
     provenance,
+    results_of,
     speed_notes,
 )
 
@@ -379,12 +380,9 @@ def kept_report(rows: list[dict], tasks: list[str], seeds: list[int], limit: int
     were read has become a development task since its rows were kept."""
     from engine.tasks.protocol import set_of
 
-    def contenders(row: dict) -> list[str]:
-        return [w for w, v in row.items() if isinstance(v, dict) and w != "provenance"]
-
     chosen = [{**r, "set": set_of(r["task"])} for r in rows
               if r["task"] in tasks and int(r["seed"]) in seeds and int(r["limit"]) == limit]
-    strategies = list(dict.fromkeys(w for r in chosen for w in contenders(r) if w not in PEERS))
+    strategies = list(dict.fromkeys(w for r in chosen for w in results_of(r) if w not in PEERS))
     chosen = [r for r in chosen if all(s in r for s in strategies)]
     if not chosen:
         return f"no kept row for these tasks, seeds {seeds} and --time-limit {limit}"
