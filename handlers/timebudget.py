@@ -7,25 +7,38 @@ past it, and the driver's backstop (``engine.run.driver``) stops a run that is s
 little later, within REQ-OR-024's 30 s for shutdown (``SHUTDOWN_GRACE_S``).
 
 *Finalization's reserve* is taken out of ``T``, not added to it. It is sized from what the run has
-measured (``Measured``), since finalization is a handful of agent calls and a run or two of the
-chosen script on the full data:
+measured (``Measured``), since finalization is a handful of agent calls and a run of the chosen
+script's test version on the full data:
 
-    need     = 2 × the evaluation of the solution to be finalized     (the test run, one debug run)
+    need     = the test run, as measured (below)
              + 4 × the slowest answered agent call                     (A_test, subsampling ×2,
                                                                         the leakage check)
     reserve  = min(T / 2, max(finalization share × T, FINALIZATION_FLOOR_S, need))
 
 "The solution to be finalized" is the strategy's best so far (``finalizing``: MLE-STAR's run-wide
-best, ``evolve``'s best valid node); its slowest evaluation, else (nothing scored yet, or a
-strategy that does not say) the slowest scored evaluation of the run.
+best, ``evolve``'s best valid node). Its test run is measured in one of two ways:
+
+* **The script's own estimate** (``Final Run Estimate: <seconds>``, ``handlers.script_lines``):
+  a script that timed its parts (start-up, cross-validation, the fit on its rows) and knows how
+  many rows the test version fits on prints what that run should take. The need is
+  ``FINAL_RUN_MARGIN`` times it. A solution the run has not evaluated yet (a step still to
+  run, ``reserve_if``) is taken to cost the largest estimate-to-run ratio the run has seen.
+  The builtin agent's test run is one fit on every row without cross-validation: it took from
+  0.27 (a forest on 2,600 rows) to 2.7 (boosters on 50,000 rows against a 3,600-row sample) of a
+  search run, so no fixed multiple of the search run fits both.
+* **Else** two runs of the solution's slowest evaluation (the test run and one debug run),
+  else (nothing scored yet, or a strategy that does not say) of the slowest scored evaluation of
+  the run.
+
+No debug run is kept for an estimated test run: when the test run fails or is cut at ``T``, the
+run keeps the submission the validation solution's own run wrote (``handlers.finalization``).
 
 In the time mode (``config.step_policy == "time"``, ``handlers.step_policy``), whose search fills
 every window up to the finalize-now point, the reserve is the measurement once there is one, kept
 no smaller than half of finalization's share:
-``reserve = min(T / 2, max(finalization share × T / 2, need))``. ``need`` is already two runs of the
-solution and four of the slowest agent calls; the half share stays for what the measurement
-cannot see (the final script fits on all the rows, where the solution's runs may have fitted on a
-sample). Without it a run left most of its 10 % idle after a finalization measured to take a few
+``reserve = min(T / 2, max(finalization share × T / 2, need))``. The half share stays for what the
+measurement cannot see (a script that does not estimate, whose test run fits on all the rows
+where its search runs fitted on a sample). Without it a run left most of its 10 % idle after a finalization measured to take a few
 seconds, and could not use 90 % of its limit. The fixed-step presets keep the share and the
 floor (their recorded runs decide as before).
 
@@ -69,12 +82,16 @@ from dataclasses import dataclass, field
 
 from events.domain import EvaluationResult, PhaseTimeBudget, PipelineConfig
 from handlers.deadline import Deadline
+from handlers.script_lines import FINAL_RUN_LABEL, labelled_value
 
 SEARCH_PHASES = ("phase1", "phase2", "phase3")
 FINALIZATION = "finalization"
 SHUTDOWN_GRACE_S = 30.0         # REQ-OR-024: the run is over by T + 30 s, whatever is in flight
 FINALIZATION_FLOOR_S = 20.0     # finalization before anything was measured: a few calls, one short run
-FINALIZATION_EVAL_RUNS = 2      # the test script's run and one debug run
+FINALIZATION_EVAL_RUNS = 2      # without an estimate: the test script's run and one debug run
+# The script's estimate extrapolates its fits to more rows, which is rough (a forest grows faster
+# than its rows; a machine busy with two search runs frees up for finalization's one).
+FINAL_RUN_MARGIN = 1.3
 FINALIZATION_AGENT_CALLS = 4    # subsampling extract and remove, A_test, the leakage check
 MAX_RESERVE_FRACTION = 0.5      # the search keeps at least half of the limit
 MIN_CANDIDATE_S = 20.0          # one Phase 1 candidate (retriever, A_init, a run) before finalize-now
@@ -93,7 +110,9 @@ class Measured:
 
     slowest_eval_s: float = 0.0
     slowest_agent_s: float = 0.0
-    eval_s: dict[str, float] = field(default_factory=dict)   # solution id -> its slowest scored run
+    eval_s: dict[str, float] = field(default_factory=dict)       # solution id -> its slowest scored run
+    final_run_s: dict[str, float] = field(default_factory=dict)  # solution id -> its largest test-run estimate
+    final_run_ratio: float = 0.0   # the largest estimate / its own run seen: for solutions not run yet
 
     def evaluation(self, result: EvaluationResult, solution_id: str = "") -> None:
         if not result.is_error and result.score is not None and math.isfinite(result.duration_seconds):
@@ -101,6 +120,11 @@ class Measured:
             self.slowest_eval_s = max(self.slowest_eval_s, took)
             if solution_id:
                 self.eval_s[solution_id] = max(self.eval_s.get(solution_id, 0.0), took)
+            estimate = labelled_value(result.stdout, FINAL_RUN_LABEL)
+            if estimate is not None and estimate >= 0 and took > 0:
+                self.final_run_ratio = max(self.final_run_ratio, estimate / took)
+                if solution_id:
+                    self.final_run_s[solution_id] = max(self.final_run_s.get(solution_id, 0.0), estimate)
 
     def agent_call(self, took_s: float) -> None:
         if math.isfinite(took_s):
@@ -108,12 +132,19 @@ class Measured:
 
     def finalization_need_s(self, solution_id: str | None = None) -> float:
         """What finalizing ``solution_id`` should take (see the module doc)."""
+        if solution_id and solution_id in self.final_run_s:
+            return self._need(FINAL_RUN_MARGIN * self.final_run_s[solution_id])
         run_s = self.eval_s.get(solution_id, self.slowest_eval_s) if solution_id else self.slowest_eval_s
         return self.need_for_run_s(run_s)
 
     def need_for_run_s(self, run_s: float) -> float:
-        """What finalizing a solution whose run takes ``run_s`` should take."""
-        return FINALIZATION_EVAL_RUNS * run_s + FINALIZATION_AGENT_CALLS * self.slowest_agent_s
+        """What finalizing a solution whose search run takes ``run_s`` should take."""
+        if self.final_run_ratio > 0:
+            return self._need(FINAL_RUN_MARGIN * self.final_run_ratio * run_s)
+        return self._need(FINALIZATION_EVAL_RUNS * run_s)
+
+    def _need(self, test_run_s: float) -> float:
+        return test_run_s + FINALIZATION_AGENT_CALLS * self.slowest_agent_s
 
 
 @dataclass(frozen=True)

@@ -134,8 +134,9 @@ def start(
 ) -> None:
     """Start a run and drive it to the end."""
     # REQ-OR-024: the time limit is wall-clock time from `engine start`: the run's clock starts
-    # with the command (preparing the task and the backend's check count), not at its first event.
-    clock_started = time.monotonic()
+    # with the command's process (the interpreter's start-up, the imports, preparing the task and
+    # the backend's check count), not at its first event.
+    clock_started = runs_mod.process_started_monotonic()
     from engine.config.references import read_reference_discussions, with_contamination_check
     from engine.config.validate import InputError, validate_start
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 import signal
 
@@ -10,21 +9,14 @@ import structlog
 
 from engine.harness.output import HARNESS_PREFIX
 from events.domain import EvaluationResult, ExecutionRawResult
+from handlers.script_lines import SCORE_LABEL, labelled_value
 
 log = structlog.get_logger(__name__)
 
-SCORE_LABEL = "Final Validation Performance:"
 TRACEBACK_HEADER = "Traceback (most recent call last):"
 STDERR_TAIL_LINES = 40
 STDERR_TAIL_CHARS = 4000
 
-# What may follow the label: an optional wrapper such as ``np.float64(`` or ``tensor(`` or ``[``,
-# then a number, nan or inf. Anything else on the line after the number is ignored.
-_VALUE = re.compile(
-    r"[ \t]*(?:[A-Za-z_][\w.]*\(|\[)?[ \t]*"
-    r"(?P<num>[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf(?:inity)?))",
-    re.IGNORECASE,
-)
 _KILL_NOTE = re.compile(
     rf"^{re.escape(HARNESS_PREFIX)}((?:timed out after|memory limit exceeded).*)$", re.MULTILINE
 )
@@ -46,20 +38,7 @@ def parse_score(stdout: str) -> float | None:
     * the label is case-sensitive and read from stdout only, as the prompts instruct.
     Runs in one ``rfind`` plus one short regex, so 1 MB of stdout costs microseconds (REQ-EX-036).
     """
-    at = stdout.rfind(SCORE_LABEL)
-    if at < 0:
-        return None
-    start = at + len(SCORE_LABEL)
-    end = stdout.find("\n", start)
-    line = stdout[start:] if end < 0 else stdout[start:end]
-    match = _VALUE.match(line)
-    if not match:
-        return None
-    try:
-        value = float(match.group("num"))
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
+    return labelled_value(stdout, SCORE_LABEL)
 
 
 def extract_traceback(stderr: str) -> str | None:

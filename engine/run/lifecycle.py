@@ -50,6 +50,19 @@ class DatabaseUrl(str):
         return runs_dir()
 
 
+def process_started_monotonic() -> float:
+    """When this process started, on ``time.monotonic()``'s scale (REQ-OR-024: a run's limit is
+    the wall clock of the command that starts it, so its clock counts the interpreter's start-up
+    and the imports before the command's first line: 0.7 s of ``engine start`` here)."""
+    import psutil
+
+    try:
+        age = time.time() - psutil.Process().create_time()
+    except psutil.Error:      # a process table we may not read: count from now
+        age = 0.0
+    return time.monotonic() - max(0.0, age)
+
+
 def runs_dir() -> Path:
     """Where runs' working files live when the database is a server: $ENGINE_RUNS_DIR, else
     ./engine-runs. On a cluster, a directory every worker mounts (see README, campaigns)."""

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from events.domain import EvaluationResult, PhaseTimeBudget, PipelineConfig
 from handlers.timebudget import (
+    FINAL_RUN_MARGIN,
     FINALIZATION_FLOOR_S,
     MIN_CANDIDATE_S,
     Measured,
@@ -165,3 +166,56 @@ def test_REQ_OR_034_only_answers_measure_how_long_an_agent_call_takes():
     assert rt.measured.slowest_agent_s == 4.0
     rt.feed(AgentCallFailed(effect_id="run/failed", error="no plan", elapsed_s=20.0))
     assert rt.finished and rt.measured.slowest_agent_s == 4.0
+
+
+def _scored(took: float, stdout: str = "") -> EvaluationResult:
+    return EvaluationResult(score=0.9, stdout=stdout, stderr="", exit_code=0, duration_seconds=took, is_error=False)
+
+
+def test_REQ_OR_034_a_script_s_own_estimate_of_its_test_run_sizes_the_reserve():
+    """A forest's search run took 17.5 s (five folds and a refit on 2,600 rows) and estimated its
+    test run (one fit on every row) at 4.8 s: finalization needs the margin on that and the four
+    calls, not two search runs (airport-state at 120 s kept 33 s for a 4.8 s test run)."""
+    m = Measured()
+    plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=120, step_policy="time"), measured=m,
+                                finalizing=lambda: "forest")
+    m.agent_call(0.01)
+    m.evaluation(_scored(17.5, "Final Validation Performance: 0.91\nFinal Run Estimate: 4.8\n"), "forest")
+    assert m.finalization_need_s("forest") == pytest.approx(FINAL_RUN_MARGIN * 4.8 + 4 * 0.01)
+    assert plan.reserve_s == pytest.approx(max(6.0, FINAL_RUN_MARGIN * 4.8 + 0.04))
+    # A solution not run yet (a step about to start) costs the run's largest estimate-to-run ratio.
+    assert m.need_for_run_s(10.0) == pytest.approx(FINAL_RUN_MARGIN * 10.0 * 4.8 / 17.5 + 0.04)
+    # A script that says nothing, in a run where none did: two runs, as before.
+    other = Measured()
+    other.evaluation(_scored(17.5), "forest")
+    assert other.finalization_need_s("forest") == pytest.approx(2 * 17.5)
+
+
+def test_REQ_OR_034_the_estimate_may_be_larger_than_the_search_run_and_the_largest_one_counts():
+    """Boosters scored on a 3,600-row sample and refit on 50,000 rows: the estimate is 2.7 search
+    runs, more than the two-run rule would keep. The last estimate line of a run decides; a solution
+    run twice keeps its larger estimate, and the ratio is the largest seen."""
+    m = Measured()
+    m.evaluation(_scored(5.0, "Final Run Estimate: 99\nFinal Run Estimate: 13.5\n"), "booster")
+    assert m.finalization_need_s("booster") == pytest.approx(FINAL_RUN_MARGIN * 13.5)
+    m.evaluation(_scored(5.0, "Final Run Estimate: 11\n"), "booster")
+    assert m.final_run_s["booster"] == 13.5
+    m.evaluation(_scored(20.0, "Final Run Estimate: 4\n"), "forest")
+    assert m.final_run_ratio == pytest.approx(13.5 / 5.0)
+
+
+@pytest.mark.parametrize("stdout", ["Final Run Estimate: soon\n", "Final Run Estimate: nan\n",
+                                    "Final Run Estimate: -3\n", "final run estimate: 4\n"])
+def test_an_unreadable_negative_or_misspelt_estimate_leaves_the_two_run_rule(stdout):
+    m = Measured()
+    m.evaluation(_scored(8.0, stdout), "s")
+    assert m.final_run_s == {} and m.final_run_ratio == 0.0
+    assert m.finalization_need_s("s") == pytest.approx(16.0)
+
+
+def test_a_failed_run_s_estimate_is_not_taken():
+    """A run that crashed after printing its estimate measured nothing that will be finalized."""
+    m = Measured()
+    m.evaluation(EvaluationResult(score=None, stdout="Final Run Estimate: 1\n", stderr="boom", exit_code=1,
+                                  duration_seconds=9.0, is_error=True), "s")
+    assert m.final_run_s == {} and m.final_run_ratio == 0.0

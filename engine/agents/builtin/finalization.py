@@ -10,7 +10,7 @@ import structlog
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, block_reply, code_reply, require_spec
 from engine.agents.builtin.refinement import render_gene
 from engine.agents.builtin.render import render_solution
-from engine.agents.builtin.render_train import LEARNED_BLENDS
+from engine.agents.builtin.render_final import rescores, test_gene
 from engine.agents.builtin.search_rows import search_rows
 from engine.agents.builtin.spec import SUBSAMPLE_RE, parse_gene_block, section_block
 
@@ -28,17 +28,8 @@ def test(call: Call) -> Reply:
     parsed = parse_gene_block(block or "")
     if block is None or parsed is None:
         raise CannotAnswer("builtin test: the TRAINING_TRICKS section has no builtin gene")
-    # Every model is refit on all rows; the score and blend weights come from out-of-fold
-    # predictions on a sample of the search's size (render_train._score_rows_code).
-    gene = {**parsed[1], "final_fit": "full", "score_rows": search_rows(call.ctx.config)}
-    if call.metric == "logloss":
-        gene["calibrate"] = True
-    # A fixed combination (or one model) learns nothing from out-of-fold predictions, and the run
-    # has measured the solution's score: scoring again only spends finalization's time (zip-state
-    # at 120 s: 11.5 s of a final run that needed 24.5 s, with 21.8 s given, so it was cut).
-    rescore = gene.get("combine", "mean") in LEARNED_BLENDS or bool(gene.get("calibrate"))
-    if not rescore:
-        gene["rescore"] = False
+    gene = test_gene(parsed[1], call.metric, search_rows(call.ctx.config))
+    rescore = rescores(gene)
     new_block = render_gene(call, "TRAINING_TRICKS", gene)
     how = ("The validation score and blend come from out-of-fold predictions on a sample of the search's size"
            + ("; class probabilities are calibrated on them" if gene.get("calibrate") else "") + "; then"

@@ -35,6 +35,10 @@ _METRIC_CODE = {
 }
 
 _IMPORTS = """\
+import time
+
+# Before the imports below, which take seconds: the final run's estimate counts them.
+SCRIPT_STARTED = time.monotonic()
 import os
 import warnings
 
@@ -177,6 +181,7 @@ def render_data(spec: dict[str, Any], *, indent: str = "") -> str:
         "else:",
         "    TARGET = SUB_COLS[0]",
         "train_df = train_df.dropna(subset=[TARGET]).reset_index(drop=True)",
+        "TRAIN_ROWS = len(train_df)  # every labelled row: what the test version fits on",
     ]
     if data.get("subsample"):
         lines.append(render_subsample_block(int(data["subsample"])))

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.builtin.render_bag import bagged, members_code
+from engine.agents.builtin.render_bag import members_code
+from engine.agents.builtin.render_final import (
+    LEARNED_BLENDS,
+    final_run_estimate_code,
+    full_fit_and_predict,
+    score_rows_code,
+    submission_code,
+)
 from engine.agents.builtin.spec import dumps
 
 COMBINE_METHODS = ("mean", "weighted", "stacking", "rank", "median")
@@ -105,7 +112,6 @@ _BLEND_CODE = {
 # On cross-validated predictions each fold's rows are blended with a blender learned on the other
 # folds, so the score compares fairly with a single model's; the blender for the test predictions
 # still learns from all of them.
-LEARNED_BLENDS = ("weighted", "stacking")
 _CROSS_FITTED_BLEND = [
     "if cv_splits and len(members) > 1:",
     "    crossfit = np.zeros_like(np.asarray(val_blend, dtype=float))",
@@ -145,52 +151,6 @@ _CALIBRATION = [
     "print(f\"Calibration (temperature, floor): {calibration}; uncalibrated {METRIC} = {val_score:.6f}\")",
     "val_score = float(score_predictions(y_score, crossfit))",
 ]
-
-_FULL_FIT = [
-    "if FINAL_FIT == \"full\":",
-    "    # The validation score above is settled; now every model learns from all training rows.",
-    "    for name, model in members:",
-    "        model.fit(X, y)",
-]
-# A bag's fits on all rows may outlast the time the engine gave the script, which then kills it
-# and keeps the search's own submission (flight-delay at 120 s: bags of five seeds of two boosters
-# on 35,000 rows outran finalization's 12 s, and a model fit on 3,600 rows went out). Each bag
-# gets an even part of the time left before the deadline, less FINISH_S, and fits the seeds it
-# holds: a smaller bag on every row rather than none.
-_FULL_FIT_BAGGED = [
-    "if FINAL_FIT == \"full\":",
-    "    # The validation score above is settled; now every model learns from all training rows.",
-    "    for j, (name, model) in enumerate(members):",
-    "        if isinstance(model, SeedBagged):",
-    "            model.fit(X, y, fit_by=time.time() + (DEADLINE - FINISH_S - time.time()) / (len(members) - j))",
-    "        else:",
-    "            model.fit(X, y)",
-]
-
-_TEST_PREDICTIONS = [
-    "test_preds = [predict_values(model, X_test) for _, model in members]",
-    "test_blend = blend(test_preds, blender) if len(members) > 1 else test_preds[0]",
-]
-
-_SUBMISSION = [
-    "ids = test_df[ID_COL].to_numpy() if ID_COL in test_df.columns else sample_sub[ID_COL].to_numpy()",
-    "submission = pd.DataFrame({ID_COL: ids})",
-    "if TASK_KIND == \"regression\":",
-    "    submission[SUB_COLS[0]] = test_blend",
-    "elif PER_CLASS_COLUMNS:",
-    "    proba = test_blend / test_blend.sum(axis=1, keepdims=True)",
-    "    names = [str(c) for c in CLASSES]",
-    "    for j, col in enumerate(SUB_COLS):",
-    "        submission[col] = proba[:, names.index(str(col))] if str(col) in names else proba[:, j]",
-    "elif METRIC in (\"roc_auc\", \"logloss\") and len(CLASSES) == 2:",
-    "    submission[SUB_COLS[0]] = test_blend[:, 1] / test_blend.sum(axis=1)",
-    "else:",
-    "    submission[SUB_COLS[0]] = CLASSES[test_blend.argmax(axis=1)]",
-    "os.makedirs(\"./final\", exist_ok=True)",
-    "submission.to_csv(\"./final/submission.csv\", index=False)",
-    "print(f\"Wrote ./final/submission.csv ({len(submission)} rows, final fit: {FINAL_FIT})\")",
-]
-
 
 # Boosted members (LightGBM, scikit-learn's two GBMs) sized on an inner split (train gene
 # ``early_stop``): the rounds a table needs differ by orders of magnitude (a Poisson loss or a low
@@ -293,26 +253,6 @@ _NOT_SIZED = [
 ]
 
 
-def _score_rows_code(score_rows: Any) -> list[str]:
-    """The test script (all training rows) scores and learns its blend on a seeded sample of the
-    search's size: the score is only reported and the blend weights need out-of-fold
-    predictions, not all rows, so finalization costs about one full fit per model instead of
-    six (on a busy machine the full cross-validation overran finalization's time)."""
-    if not score_rows:
-        return []
-    return [
-        f"SCORE_ROWS = {int(score_rows)}",
-        "if len(X_cv) > SCORE_ROWS:",
-        "    keep = np.sort(np.random.RandomState(SEED).permutation(len(X_cv))[:SCORE_ROWS])",
-        "    X_cv, y_cv = X_cv.iloc[keep], y_cv[keep]",
-    ]
-
-
-def _full_fit_and_predict(train: dict[str, Any]) -> list[str]:
-    """Every model refit on all rows (bags within the deadline), then the test predictions."""
-    return (_FULL_FIT_BAGGED if bagged(train) else _FULL_FIT) + _TEST_PREDICTIONS
-
-
 def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
     """``mode="ablation"`` stops after the validation score and writes nothing."""
     train = spec["train"]
@@ -348,15 +288,16 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         lines += [
             "blender = None",
             'print("Validation score: measured by the run on the search\'s rows, not recomputed here")',
-            *_full_fit_and_predict(train), *_SUBMISSION,
+            *full_fit_and_predict(train), *submission_code(),
         ]
         return "\n".join(lines)
     lines += [
         "# The validation score comes from out-of-fold predictions over all training rows when the",
         "# data is small enough: a single small hold-out is too noisy to choose between solutions.",
+        "CV_STARTED = time.monotonic()",
         "X_cv = pd.concat([X_tr, X_val])",
         "y_cv = np.concatenate([y_tr, y_val])",
-        *_score_rows_code(train.get("score_rows")),
+        *score_rows_code(train.get("score_rows")),
         # An ablation study runs the script once per variant and only compares them: three folds
         # keep its cost inside a short Phase 2 (at --time-limit 120 five folds overran it).
         f"CV_FOLDS = {3 if mode == 'ablation' else 5} if len(X_cv) <= 20000 else 0",
@@ -398,7 +339,8 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         calibrated = bool(train.get("calibrate"))
         lines += _CALIBRATION if calibrated else []
         lines.append('print(f"Final Validation Performance: {val_score}")')
-        lines += _full_fit_and_predict(train)
+        lines += full_fit_and_predict(train)
         lines += ["test_blend = calibrate(test_blend, calibration)"] if calibrated else []
-        lines += _SUBMISSION
+        lines += submission_code()
+        lines += final_run_estimate_code(train, spec["metric"])
     return "\n".join(lines)

@@ -1,0 +1,47 @@
+"""The lines a script prints for the engine, and how a number is read off one (REQ-EX-011).
+
+* ``Final Validation Performance: <score>`` — the validation score every solution reports
+  (the prompts ask for it; ``engine.harness.results.parse_score`` reads it into the result).
+* ``Final Run Estimate: <seconds>`` — optional: what the script's test version (every model fit on
+  all training rows, the test predictions written) should take to run, as the script measured
+  its own parts. Finalization's reserve is sized from it (``handlers.timebudget.Measured``); a
+  script that does not print it gets the rule for scripts that say nothing.
+
+Both are read the same way: the LAST line with the label decides, and an unreadable or
+non-finite value on it gives None, never an earlier line's value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+SCORE_LABEL = "Final Validation Performance:"
+FINAL_RUN_LABEL = "Final Run Estimate:"
+
+# What may follow the label: an optional wrapper such as ``np.float64(`` or ``tensor(`` or ``[``,
+# then a number, nan or inf. Anything else on the line after the number is ignored.
+_VALUE = re.compile(
+    r"[ \t]*(?:[A-Za-z_][\w.]*\(|\[)?[ \t]*"
+    r"(?P<num>[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf(?:inity)?))",
+    re.IGNORECASE,
+)
+
+
+def labelled_value(stdout: str, label: str) -> float | None:
+    """The finite number after the LAST ``label`` in ``stdout``, else None (one ``rfind`` and one
+    short regex: 1 MB of output costs microseconds, REQ-EX-036)."""
+    at = stdout.rfind(label)
+    if at < 0:
+        return None
+    start = at + len(label)
+    end = stdout.find("\n", start)
+    line = stdout[start:] if end < 0 else stdout[start:end]
+    match = _VALUE.match(line)
+    if not match:
+        return None
+    try:
+        value = float(match.group("num"))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None

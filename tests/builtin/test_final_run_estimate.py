@@ -1,0 +1,67 @@
+"""The builtin search script's estimate of its test version's run (issue 28, REQ-OR-034): real
+scikit-learn scripts, run for real, print the line the time plan sizes finalization from."""
+
+from __future__ import annotations
+
+import time
+
+from engine.agents.builtin.render_train import render_train
+from engine.agents.builtin.spec import parse_spec
+from events.domain import EvaluationResult
+from handlers.script_lines import FINAL_RUN_LABEL, labelled_value
+from handlers.timebudget import Measured
+
+
+def _solution(env, model: str) -> str:
+    return env.ok("init", task_description="", model_name=model, example_code="").code
+
+
+def test_a_search_run_estimates_its_test_run_from_its_own_parts_without_its_cross_validation(multiclass):
+    """One model on every row (no subsample) whose test version does not score again: the estimate
+    is the run's start-up, its refit and its predictions, so it is less than the whole run, which
+    also cross-validated five folds; the time plan reads it for the solution."""
+    script = _solution(multiclass, "random forest")
+    started = time.monotonic()
+    run = multiclass.run(script)
+    took = time.monotonic() - started
+    assert run.rc == 0, run.stderr
+    estimate = labelled_value(run.stdout, FINAL_RUN_LABEL)
+    assert estimate is not None and 0 < estimate < took
+    measured = Measured()
+    measured.evaluation(EvaluationResult(score=run.score, stdout=run.stdout, stderr="", exit_code=0,
+                                         duration_seconds=took, is_error=False), "forest")
+    assert measured.final_run_s == {"forest": estimate}
+
+
+def test_the_estimate_scales_the_refit_to_every_training_row(binary):
+    """The search fits on 800 of the 960 rows (the subsample block): the script knows the rows its
+    test version fits on (TRAIN_ROWS, outside the block finalization removes) and scales its refit
+    by them. Checked on the script's own figures: with the refit's time and the rows given, the
+    estimate is what the formula says."""
+    script = _solution(binary, "random forest")
+    assert "TRAIN_ROWS = len(train_df)" in script and script.index("TRAIN_ROWS = len(train_df)") < script.index(
+        "SUBSAMPLE_LIMIT")
+    probe = script.replace(f'print(f"{FINAL_RUN_LABEL}',
+                           'print("PARTS", CV_STARTED - SCRIPT_STARTED, FIT_STARTED - CV_STARTED, '
+                           'FIT_ENDED - FIT_STARTED, TRAIN_ROWS, len(X), time.monotonic() - FIT_ENDED)\n'
+                           f'    print(f"{FINAL_RUN_LABEL}')
+    run = binary.run(probe)
+    assert run.rc == 0, run.stderr
+    start_s, _cv_s, refit_s, rows, fitted_on, rest_s = (float(v) for v in
+                                                       run.stdout.split("PARTS ")[1].split("\n")[0].split())
+    assert (rows, fitted_on) == (960, 800)
+    estimate = labelled_value(run.stdout, FINAL_RUN_LABEL)
+    # The rest is timed again after the PARTS line, so it can only have grown; the line rounds to
+    # hundredths.
+    assert estimate is not None and estimate >= start_s + refit_s * 960 / 800 + rest_s - 0.006
+
+
+def test_an_ablation_study_and_a_test_script_print_no_estimate(binary):
+    """Only a search run's estimate sizes finalization: an ablation study compares variants and a
+    test script is the run being estimated."""
+    script = _solution(binary, "random forest")
+    assert FINAL_RUN_LABEL not in render_train(parse_spec(script), mode="ablation")
+    test_script = binary.ok("test", **{"task description": "", "final solution": script}).code
+    run = binary.run(test_script)
+    assert run.rc == 0, run.stderr
+    assert FINAL_RUN_LABEL not in run.stdout
