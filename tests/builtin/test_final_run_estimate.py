@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import time
 
+from conftest import Env
+
 from engine.agents.builtin.render_train import render_train
 from engine.agents.builtin.spec import parse_spec
-from events.domain import EvaluationResult
+from events.domain import EvaluationResult, PipelineConfig
 from handlers.script_lines import FINAL_RUN_LABEL, labelled_value
 from handlers.timebudget import Measured
 
@@ -65,3 +67,27 @@ def test_an_ablation_study_and_a_test_script_print_no_estimate(binary):
     run = binary.run(test_script)
     assert run.rc == 0, run.stderr
     assert FINAL_RUN_LABEL not in run.stdout
+
+
+def test_an_early_stopped_booster_s_reading_on_every_row_is_counted_twice(tmp_path):
+    """A LightGBM member read its stopping point on a fold of the 1,500-row sample (1,080 rows); the
+    test version fits on all 2,400 rows, twice those, so it reads again there and refits with the
+    rounds found (flight-delay at 120 s: 9.8 s of fits where the refit scaled said 2 s). The
+    estimate counts that reading, scaled to the rows, twice, on top of the scaled refit."""
+    env = Env("dated-counts-3k", tmp_path, PipelineConfig(subsample_limit=1500))
+    script = _solution(env, "lightgbm")
+    assert "class EarlyStopped" in script
+    probe = script.replace(f'print(f"{FINAL_RUN_LABEL}',
+                           'print("PARTS", CV_STARTED - SCRIPT_STARTED, FIT_ENDED - FIT_STARTED, TRAIN_ROWS, '
+                           'len(X), time.monotonic() - FIT_ENDED, list(STOPPING_ROUNDS.values()))\n'
+                           f'    print(f"{FINAL_RUN_LABEL}')
+    run = env.run(probe)
+    assert run.rc == 0, run.stderr
+    line = run.stdout.split("PARTS ")[1].split("\n")[0]
+    start_s, refit_s, rows, fitted_on, rest_s = (float(v) for v in line.split(" [")[0].split())
+    readings = eval(line[line.index("["):])
+    assert (rows, fitted_on) == (2400, 1500) and readings
+    assert all(rows >= 2 * read_on for _, read_on, _ in readings)
+    reading_s = sum(2 * took * rows / read_on for _, read_on, took in readings)
+    estimate = labelled_value(run.stdout, FINAL_RUN_LABEL)
+    assert estimate is not None and estimate >= start_s + refit_s * rows / fitted_on + reading_s + rest_s - 0.006
