@@ -298,22 +298,32 @@ class EvaluationRequested(EffectRequest):
 @register
 class EvaluationCompleted(EffectResult):
     """v2 adds ``sandbox``: the policy the script ran under (``None``: not recorded, as in
-    every v1 log, or no script ran)."""
+    every v1 log, or no script ran). v3 adds ``final_run_estimate_s``: the script's own estimate
+    of its test version's run (``handlers.script_lines``), a measurement of time like
+    ``duration_seconds``, so the harness takes its line out of ``stdout``, which prompts quote
+    and a run with the same seed must reproduce (``None``: not printed, as in every v2 log)."""
 
     type_name: ClassVar[str] = "EvaluationCompleted"
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
 
     result: EvaluationResult
     peak_rss_mb: float | None = None
     cpu_s: float | None = None
     submission: SubmissionInfo | None = None
     sandbox: SandboxPolicy | None = None
+    final_run_estimate_s: float | None = None
 
 
 @upcaster("EvaluationCompleted", 1)
 def _evaluation_completed_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
     """v1 results predate sandbox policies: what the script could see is unknown."""
     return {**payload, "sandbox": None}
+
+
+@upcaster("EvaluationCompleted", 2)
+def _evaluation_completed_v2_to_v3(payload: dict[str, Any]) -> dict[str, Any]:
+    """v2 scripts printed no estimate of their test run (finalization keeps the two-run rule)."""
+    return {**payload, "final_run_estimate_s": None}
 
 
 # --- time and cancellation -------------------------------------------------------------------

@@ -5,7 +5,9 @@
 * ``Final Run Estimate: <seconds>`` — optional: what the script's test version (every model fit on
   all training rows, the test predictions written) should take to run, as the script measured
   its own parts. Finalization's reserve is sized from it (``handlers.timebudget.Measured``); a
-  script that does not print it gets the rule for scripts that say nothing.
+  script that does not print it gets the rule for scripts that say nothing. It is a measurement
+  of time, different on every run: the harness takes its lines out of the recorded stdout (which
+  prompts quote and a same-seed run reproduces) into ``EvaluationCompleted.final_run_estimate_s``.
 
 Both are read the same way: the LAST line with the label decides, and an unreadable or
 non-finite value on it gives None, never an earlier line's value.
@@ -26,6 +28,11 @@ _VALUE = re.compile(
     r"(?P<num>[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf(?:inity)?))",
     re.IGNORECASE,
 )
+
+
+def without_lines(stdout: str, label: str) -> str:
+    """``stdout`` without its lines that start with ``label`` (the estimate is time, not output)."""
+    return "".join(line for line in stdout.splitlines(keepends=True) if not line.startswith(label))
 
 
 def labelled_value(stdout: str, label: str) -> float | None:

@@ -82,7 +82,6 @@ from dataclasses import dataclass, field
 
 from events.domain import EvaluationResult, PhaseTimeBudget, PipelineConfig
 from handlers.deadline import Deadline
-from handlers.script_lines import FINAL_RUN_LABEL, labelled_value
 
 SEARCH_PHASES = ("phase1", "phase2", "phase3")
 FINALIZATION = "finalization"
@@ -114,14 +113,17 @@ class Measured:
     final_run_s: dict[str, float] = field(default_factory=dict)  # solution id -> its largest test-run estimate
     final_run_ratio: float = 0.0   # the largest estimate / its own run seen: for solutions not run yet
 
-    def evaluation(self, result: EvaluationResult, solution_id: str = "") -> None:
+    def evaluation(self, result: EvaluationResult, solution_id: str = "",
+                   final_run_estimate_s: float | None = None) -> None:
+        """``final_run_estimate_s``: the script's estimate of its test run, as the harness took it
+        out of its output (``EvaluationCompleted.final_run_estimate_s``)."""
         if not result.is_error and result.score is not None and math.isfinite(result.duration_seconds):
             took = float(result.duration_seconds)
             self.slowest_eval_s = max(self.slowest_eval_s, took)
             if solution_id:
                 self.eval_s[solution_id] = max(self.eval_s.get(solution_id, 0.0), took)
-            estimate = labelled_value(result.stdout, FINAL_RUN_LABEL)
-            if estimate is not None and estimate >= 0 and took > 0:
+            estimate = final_run_estimate_s
+            if estimate is not None and math.isfinite(estimate) and estimate >= 0 and took > 0:
                 self.final_run_ratio = max(self.final_run_ratio, estimate / took)
                 if solution_id:
                     self.final_run_s[solution_id] = max(self.final_run_s.get(solution_id, 0.0), estimate)

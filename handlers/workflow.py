@@ -246,7 +246,7 @@ class Workflow:
                                   timeout_s=float(self.deadline.cap(self.now, timeout_s)),
                                   expect_submission=expect_submission)
         done = await self._rt.request(req, self.scope)
-        self._rt.measured.evaluation(done.result, solution_id)
+        self._rt.measured.evaluation(done.result, solution_id, done.final_run_estimate_s)
         return done
 
     async def sleep_until(self, at_elapsed_s: float, *, name: str = "timer") -> TimerFired:

@@ -17,11 +17,11 @@ import structlog
 from engine.harness.environment import build_execution_env
 from engine.harness.evaluate import evaluate_code
 from engine.harness.process import KILL_GRACE_SECONDS
+from engine.harness.results import take_final_run_estimate
 from engine.harness.submission import SUBMISSION_FILENAME, check_submission
 from engine.harness.workdir import InputMode, prepare_evaluation_directory, remove_tree, safe_dir_name
 from engine.sandbox import Sandbox, evaluation_policy, private_answers_of
 from events.core import EvaluationCompleted, EvaluationRequested
-from events.domain import EvaluationResult
 from events.sandbox import SandboxLimits, SandboxMode, SandboxPolicy
 
 log = structlog.get_logger(__name__)
@@ -102,7 +102,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
         )
     finally:
         _drop_copied_inputs(eval_dir / "input")
-    result: EvaluationResult = evaluation.result
+    result, estimate = take_final_run_estimate(evaluation.result)
     submission = None
     if request.expect_submission:
         submission = check_submission(eval_dir / "final" / SUBMISSION_FILENAME, ctx.sample_submission)
@@ -116,6 +116,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
         cpu_s=evaluation.cpu_s,
         submission=submission,
         sandbox=policy,
+        final_run_estimate_s=estimate,
     )
 
 

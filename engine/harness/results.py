@@ -9,7 +9,7 @@ import structlog
 
 from engine.harness.output import HARNESS_PREFIX
 from events.domain import EvaluationResult, ExecutionRawResult
-from handlers.script_lines import SCORE_LABEL, labelled_value
+from handlers.script_lines import FINAL_RUN_LABEL, SCORE_LABEL, labelled_value, without_lines
 
 log = structlog.get_logger(__name__)
 
@@ -157,3 +157,15 @@ def rejected_result(message: str) -> EvaluationResult:
         score=None, stdout="", stderr=message, exit_code=-1, duration_seconds=0.0,
         is_error=True, error_traceback=message,
     )
+
+
+def take_final_run_estimate(result: EvaluationResult) -> tuple[EvaluationResult, float | None]:
+    """The script's estimate of its test run (``handlers.script_lines``: ``None`` when absent,
+    unreadable or negative) and the result without that line: the estimate is a measurement of
+    time, recorded apart (``EvaluationCompleted.final_run_estimate_s``), so the stdout a prompt
+    quotes stays what a same-seed run reproduces."""
+    if FINAL_RUN_LABEL not in result.stdout:
+        return result, None
+    estimate = labelled_value(result.stdout, FINAL_RUN_LABEL)
+    kept = result.model_copy(update={"stdout": without_lines(result.stdout, FINAL_RUN_LABEL)})
+    return kept, estimate if estimate is not None and estimate >= 0 else None

@@ -30,9 +30,8 @@ def _run(limit: int, *, estimate_s: float | None, test_run_s: float) -> SimRun:
     def evaluate(req: EvaluationRequested, code: str) -> EvaluationCompleted:
         done = sa.evaluate(req, code)
         result = done.result.model_copy(update={"duration_seconds": took(req)})
-        if estimate_s is not None and result.score is not None and not req.effect_id.startswith("final/"):
-            result = result.model_copy(update={"stdout": result.stdout + f"Final Run Estimate: {estimate_s}\n"})
-        return done.model_copy(update={"result": result})
+        estimate = None if req.effect_id.startswith("final/") or result.score is None else estimate_s
+        return done.model_copy(update={"result": result, "final_run_estimate_s": estimate})
 
     run = simulate_clock(mle_star_main, agent=distinct, evaluate=evaluate, config=time_config(limit),
                          durations=took, max_steps=400_000)

@@ -168,8 +168,8 @@ def test_REQ_OR_034_only_answers_measure_how_long_an_agent_call_takes():
     assert rt.finished and rt.measured.slowest_agent_s == 4.0
 
 
-def _scored(took: float, stdout: str = "") -> EvaluationResult:
-    return EvaluationResult(score=0.9, stdout=stdout, stderr="", exit_code=0, duration_seconds=took, is_error=False)
+def _scored(took: float) -> EvaluationResult:
+    return EvaluationResult(score=0.9, stdout="", stderr="", exit_code=0, duration_seconds=took, is_error=False)
 
 
 def test_REQ_OR_034_a_script_s_own_estimate_of_its_test_run_sizes_the_reserve():
@@ -180,7 +180,7 @@ def test_REQ_OR_034_a_script_s_own_estimate_of_its_test_run_sizes_the_reserve():
     plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=120, step_policy="time"), measured=m,
                                 finalizing=lambda: "forest")
     m.agent_call(0.01)
-    m.evaluation(_scored(17.5, "Final Validation Performance: 0.91\nFinal Run Estimate: 4.8\n"), "forest")
+    m.evaluation(_scored(17.5), "forest", 4.8)
     assert m.finalization_need_s("forest") == pytest.approx(FINAL_RUN_MARGIN * 4.8 + 4 * 0.01)
     assert plan.reserve_s == pytest.approx(max(6.0, FINAL_RUN_MARGIN * 4.8 + 0.04))
     # A solution not run yet (a step about to start) costs the run's largest estimate-to-run ratio.
@@ -193,22 +193,21 @@ def test_REQ_OR_034_a_script_s_own_estimate_of_its_test_run_sizes_the_reserve():
 
 def test_REQ_OR_034_the_estimate_may_be_larger_than_the_search_run_and_the_largest_one_counts():
     """Boosters scored on a 3,600-row sample and refit on 50,000 rows: the estimate is 2.7 search
-    runs, more than the two-run rule would keep. The last estimate line of a run decides; a solution
-    run twice keeps its larger estimate, and the ratio is the largest seen."""
+    runs, more than the two-run rule would keep. A solution run twice keeps its larger estimate,
+    and the ratio is the largest seen."""
     m = Measured()
-    m.evaluation(_scored(5.0, "Final Run Estimate: 99\nFinal Run Estimate: 13.5\n"), "booster")
+    m.evaluation(_scored(5.0), "booster", 13.5)
     assert m.finalization_need_s("booster") == pytest.approx(FINAL_RUN_MARGIN * 13.5)
-    m.evaluation(_scored(5.0, "Final Run Estimate: 11\n"), "booster")
+    m.evaluation(_scored(5.0), "booster", 11.0)
     assert m.final_run_s["booster"] == 13.5
-    m.evaluation(_scored(20.0, "Final Run Estimate: 4\n"), "forest")
+    m.evaluation(_scored(20.0), "forest", 4.0)
     assert m.final_run_ratio == pytest.approx(13.5 / 5.0)
 
 
-@pytest.mark.parametrize("stdout", ["Final Run Estimate: soon\n", "Final Run Estimate: nan\n",
-                                    "Final Run Estimate: -3\n", "final run estimate: 4\n"])
-def test_an_unreadable_negative_or_misspelt_estimate_leaves_the_two_run_rule(stdout):
+@pytest.mark.parametrize("estimate", [None, float("nan"), float("inf"), -3.0])
+def test_no_estimate_or_a_non_finite_or_negative_one_leaves_the_two_run_rule(estimate):
     m = Measured()
-    m.evaluation(_scored(8.0, stdout), "s")
+    m.evaluation(_scored(8.0), "s", estimate)
     assert m.final_run_s == {} and m.final_run_ratio == 0.0
     assert m.finalization_need_s("s") == pytest.approx(16.0)
 
@@ -216,6 +215,6 @@ def test_an_unreadable_negative_or_misspelt_estimate_leaves_the_two_run_rule(std
 def test_a_failed_run_s_estimate_is_not_taken():
     """A run that crashed after printing its estimate measured nothing that will be finalized."""
     m = Measured()
-    m.evaluation(EvaluationResult(score=None, stdout="Final Run Estimate: 1\n", stderr="boom", exit_code=1,
-                                  duration_seconds=9.0, is_error=True), "s")
+    m.evaluation(EvaluationResult(score=None, stdout="", stderr="boom", exit_code=1,
+                                  duration_seconds=9.0, is_error=True), "s", 1.0)
     assert m.final_run_s == {} and m.final_run_ratio == 0.0
