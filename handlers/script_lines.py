@@ -30,9 +30,12 @@ _VALUE = re.compile(
 )
 
 
-def without_lines(stdout: str, label: str) -> str:
-    """``stdout`` without its lines that start with ``label`` (the estimate is time, not output)."""
-    return "".join(line for line in stdout.splitlines(keepends=True) if not line.startswith(label))
+def split_lines(stdout: str, label: str) -> tuple[str, str]:
+    """``stdout`` split into its lines that start with ``label`` and the rest, each in order (the
+    estimate is time, not output: it is read off the first part and the second is recorded)."""
+    lines = stdout.splitlines(keepends=True)
+    return ("".join(line for line in lines if line.startswith(label)),
+            "".join(line for line in lines if not line.startswith(label)))
 
 
 def labelled_value(stdout: str, label: str) -> float | None:

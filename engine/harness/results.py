@@ -9,7 +9,7 @@ import structlog
 
 from engine.harness.output import HARNESS_PREFIX
 from events.domain import EvaluationResult, ExecutionRawResult
-from handlers.script_lines import FINAL_RUN_LABEL, SCORE_LABEL, labelled_value, without_lines
+from handlers.script_lines import FINAL_RUN_LABEL, SCORE_LABEL, labelled_value, split_lines
 
 log = structlog.get_logger(__name__)
 
@@ -164,8 +164,11 @@ def take_final_run_estimate(result: EvaluationResult) -> tuple[EvaluationResult,
     unreadable or negative) and the result without that line: the estimate is a measurement of
     time, recorded apart (``EvaluationCompleted.final_run_estimate_s``), so the stdout a prompt
     quotes stays what a same-seed run reproduces."""
-    if FINAL_RUN_LABEL not in result.stdout:
+    taken, rest = split_lines(result.stdout, FINAL_RUN_LABEL)
+    if not taken:
         return result, None
-    estimate = labelled_value(result.stdout, FINAL_RUN_LABEL)
-    kept = result.model_copy(update={"stdout": without_lines(result.stdout, FINAL_RUN_LABEL)})
+    # Read off the lines taken out only: a label inside another line stays output, and so is
+    # never a value the recorded stdout no longer shows.
+    estimate = labelled_value(taken, FINAL_RUN_LABEL)
+    kept = result.model_copy(update={"stdout": rest})
     return kept, estimate if estimate is not None and estimate >= 0 else None

@@ -36,3 +36,10 @@ def test_every_estimate_line_goes_and_only_a_readable_non_negative_value_counts(
 def test_output_without_the_line_is_the_same_object():
     result = _result("final run estimate: 4\nFinal Validation Performance: 0.9\n")
     assert take_final_run_estimate(result) == (result, None)
+
+
+def test_a_label_inside_another_line_is_output_not_an_estimate():
+    """Only a line that starts with the label is taken out; a mention inside another line stays in
+    the recorded output and gives no value the output no longer shows."""
+    out = "note: Final Run Estimate: 7 was printed by a library\nFinal Validation Performance: 0.9\n"
+    assert take_final_run_estimate(_result(out)) == (_result(out), None)
