@@ -161,10 +161,14 @@ def test_paths_with_the_same_single_finding_still_write_different_scripts(regres
     moves another setting of that block: two identical scripts would leave Phase 3 nothing to
     ensemble (a CI run of the 120 s e2e test handed Phase 3 one script from both paths)."""
     script = _solution(regression)
+    capacity = ("model_capacity", "smaller models (random_forest.n_estimators=100)", 6.0)
+    # The most impactful component is one whose change hurt (no evidence for its block): the
+    # finding is still shared (industry-unemployment at 120 s: both paths made the same moves).
+    hurt_most = _summary(capacity, ("loss_weighting", "target transform none -> poisson", 9.0)) + \
+        "\nMost impactful component: loss_weighting (|change| 9.000000); keep the LOSS settings first."
     for summary, block in ((_summary(("feature_engineering", "row statistics and missing counts added", -1.4)),
                             "# [SECTION: DATA]"),
-                           (_summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 6.0)),
-                            "# [SECTION: MODEL]")):
+                           (_summary(capacity), "# [SECTION: MODEL]"), (hurt_most, "# [SECTION: MODEL]")):
         plans, blocks = {}, {}
         for path in (0, 1):
             plan = regression.ask("extractor", effect_id=f"phase2/path-{path}/t0/extractor", solution_script=script,

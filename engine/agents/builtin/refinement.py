@@ -274,15 +274,16 @@ def extractor(call: Call) -> Reply:
     shift = int(path.group(1)) if path else 0
     if shift:
         evidence = sorted(evidence, key=lambda found: found[0] == ALWAYS_STUDIED)
-    pointed = [COMPONENT_LOCUS[c] for c, _ in evidence]
-    if named and named.group(1) in COMPONENT_LOCUS:
-        pointed.append(COMPONENT_LOCUS[named.group(1)])
+    with_evidence = list(dict.fromkeys(COMPONENT_LOCUS[c] for c, _ in evidence))
+    pointed = with_evidence + ([COMPONENT_LOCUS[named.group(1)]] if named and named.group(1) in COMPONENT_LOCUS else [])
     rest = ["MODEL", "REGULARIZATION", "DATA", "LOSS"] + (["TRAINING_TRICKS"] if len(spec["model"]["members"]) > 1 else [])
     pointed = list(dict.fromkeys(pointed))
-    # Past the end of the pointed blocks, this path's first choice is one a lower path also
+    # Past the end of the blocks with evidence, this path's first choice is one a lower path also
     # makes from the same findings: acting on them alike would give both paths one script, and
-    # Phase 3 nothing to ensemble.
-    shares_evidence = shift >= len(pointed) > 0
+    # Phase 3 nothing to ensemble. The most impactful component alone is no evidence (a change
+    # that hurt says "keep it"): counting its block let two paths write one script for a whole
+    # outer step (industry-unemployment at 120 s: both made the same eight capacity moves).
+    shares_evidence = shift >= len(with_evidence) > 0
     pointed = _rotate(pointed, max(0, shift - 1))
     order = pointed + _rotate([locus for locus in rest if locus not in pointed], shift)
     order.sort(key=lambda locus: locus in done)            # blocks not improved before first
