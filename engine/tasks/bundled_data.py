@@ -17,6 +17,7 @@ from sklearn.utils import Bunch
 
 from engine.tasks import bundled_islp as islp
 from engine.tasks.bundled_coverage import COVERAGE_SPECS
+from engine.tasks.bundled_more import MORE_SPECS
 from engine.tasks.bundled_spec import BundledSpec
 from events.domain import TaskType
 
@@ -233,5 +234,6 @@ SPECS: dict[str, BundledSpec] = {
             positive_class="1",
         ),
         *COVERAGE_SPECS,
+        *MORE_SPECS,
     )
 }
