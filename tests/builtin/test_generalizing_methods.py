@@ -68,32 +68,12 @@ def more_counts(tmp_path_factory):
     return Env("dated-counts-3k", tmp_path_factory.mktemp("dated-counts-3k"))
 
 
-def test_early_stopping_sizes_small_tables_on_at_most_a_quarter_and_keeps_the_size_below(counts):
-    """A small table needs its booster sized most (industry-unemployment: 400 rounds at the given
-    rate left a fold of 957 rows at an RMSE of 129 where sized rounds reach 85), so a table is sized
-    while MIN_STOPPING_ROWS held-out rows are at most a quarter of it (a tenth of it once that
-    is more); below 400 rows the given size stays."""
+def test_early_stopping_keeps_the_given_size_below_a_thousand_rows(counts):
     spec = _spec("regression", "rmse")
     assert spec["train"]["early_stop"] is True  # on by default; the coordinate search may turn it off
-    code = render_solution(spec) + textwrap.dedent("""
-        import json
-        folds = [found[1] for found in STOPPING_ROUNDS.values()]   # the script's own reading
-        small = clone(members[0][1])
-        STOPPING_ROUNDS.clear()
-        small.fit(X_cv.iloc[:399], y_cv[:399])
-        below = [small.named_steps["model"].n_rounds_, dict(STOPPING_ROUNDS)]
-        small.fit(X_cv.iloc[:400], y_cv[:400])
-        at = [found[1] for found in STOPPING_ROUNDS.values()]
-        shares = [_stopping_share(np.zeros((n, 1))) for n in (400, 500, 1000, 2000)]
-        print("PROBE " + json.dumps([type(members[0][1].named_steps["model"]).__name__, folds, below, at, shares]))
-    """)
-    run = counts.run(code)
-    assert run.rc == 0, run.stderr
-    name, folds, below, at, shares = json.loads(run.stdout.split("PROBE ")[-1])
-    assert name == "EarlyStopped" and folds == [576]  # the first fold's rows: 4/5 of 720
-    assert below == [400, {}]                         # a quarter of 399 rows is under 100: the size given
-    assert at == [400]
-    assert shares == [0.25, 0.2, 0.1, 0.1]
+    found, _ = _probe(counts, spec, '[type(members[0][1].named_steps["model"]).__name__, '
+                                    'members[0][1].named_steps["model"].n_rounds_, STOPPING_ROUNDS]')
+    assert found == ["EarlyStopped", 400, {}]  # 720 training rows: a tenth of them is too few to read
     plain, _ = _probe(counts, _spec("regression", "rmse", train__early_stop=False),
                       'type(members[0][1].named_steps["model"]).__name__')
     assert plain == "LGBMRegressor"
@@ -104,7 +84,7 @@ def test_early_stopping_sizes_small_tables_on_at_most_a_quarter_and_keeps_the_si
                                                     ("gradient_boosting", "n_estimators")])
 def test_early_stopping_sizes_every_booster_on_held_out_rows_then_refits_on_all(more_counts, family, size_param):
     """A booster given 300 rounds at a learning rate of 0.5 over-fits the noisy counts long before
-    the 300th: sized on a held-out part, it stops short of it (LightGBM at 131, scikit-learn's
+    the 300th: sized on a held-out tenth, it stops short of it (LightGBM at 131, scikit-learn's
     HistGB at 10, its GBM at 59 here), and every fit of the script
     (the folds, the final fit on all rows) uses that one stopping point."""
     spec = new_spec("regression", "rmse", 7, None, FAMILIES[family])
