@@ -19,9 +19,8 @@ DEVELOPMENT: tuple[str, ...] = (
     # choice, from airport-state).
     "airport-state", "earthquake-magnitude", "car-origin", "species-habitat",
     # Held out until 2026-11-26 (second rotation that day): run at 120, 300 and 600 s on f4171dc
-    # and 637307d, their runs read, and the agent changed for what they showed (count regression
-    # behind FLAML on industry-unemployment, unused time on annual-precipitation, validation
-    # overfitting at 600 s on life-expectancy).
+    # and 637307d, their runs read, and the agent changed for what they showed (both Phase 2
+    # paths making the same moves on industry-unemployment).
     "movie-genre", "life-expectancy", "industry-unemployment", "annual-precipitation",
 )
 HELD_OUT: tuple[str, ...] = ("occupation-workers", "population-by-age", "regime-type", "vowel-speaker")
