@@ -180,6 +180,22 @@ def test_paths_with_the_same_single_finding_still_write_different_scripts(regres
         assert len(plans[1]) == len(plans[0]) + 1
 
 
+def test_a_block_improved_before_still_comes_first_when_the_study_found_a_gain_in_it(regression):
+    """Blocks not improved before are preferred, but not over evidence: a study that measured a
+    gain in a block improved in an earlier step makes that gain the plan, on every path
+    (industry-unemployment at 120 s: path 1 skipped native categories worth -45 RMSE because its
+    DATA block had been improved once, and repeated path 0's capacity moves)."""
+    script = _solution(regression)
+    data_block = script[script.index("# [SECTION: DATA]"):script.index("# [SECTION: MODEL]")].strip()
+    summary = _summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 6.0),
+                       ("feature_engineering", "row statistics and missing counts added", -9.0))
+    for path in (0, 1):
+        plan = regression.ok("extractor", effect_id=f"phase2/path-{path}/t1/extractor", solution_script=script,
+                             ablation_summary=summary, previous_code_blocks=[data_block]).structured["plans"][0]
+        assert plan["code_block"].startswith("# [SECTION: DATA]"), path
+        assert "The ablation's feature engineering change scored better" in plan["plan"]
+
+
 def test_a_change_that_helped_in_the_ablation_is_the_plan(regression):
     """The extractor plans exactly the ablation's variant that scored better, not a random move
     in the same block; a variant no block setting can express (dropping a member) falls back."""
