@@ -7,16 +7,13 @@ give the answer away.
 
 from __future__ import annotations
 
-import socket
-
 import pandas as pd
 import pytest
 
-from engine.tasks import bundled, load_task, prepare_bundled
-from engine.tasks.bundled import TEST_FRACTION, _split
 from engine.tasks.bundled_data import SPECS
 from engine.tasks.bundled_more import REGIMES, VOWEL_COEFFICIENTS, VOWEL_FRAMES
 from engine.tasks.protocol import DEVELOPMENT, HELD_OUT
+from tests.tasks.bundled_checks import check_prepared, check_same_bytes, check_split, check_table, prepare_offline
 
 # name: (rows, columns with the target, target, metric)
 EXPECTED = {
@@ -37,12 +34,7 @@ def test_the_second_rotations_tables_are_development_tasks_now():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_table_has_its_rows_columns_target_and_metric(name):
-    rows, columns, target, metric = EXPECTED[name]
-    spec, frame = SPECS[name], SPECS[name].load()
-    assert frame.shape == (rows, columns)
-    assert spec.target == target == frame.columns[-1] and spec.metric == metric
-    assert frame[target].notna().all()
-    assert spec.seed not in {s.seed for s in SPECS.values() if s.name != name}    # its own split
+    check_table(name, EXPECTED)
 
 
 def test_the_tables_widen_coverage_with_nothing_that_gives_the_answer_away():
@@ -76,52 +68,19 @@ def test_the_tables_widen_coverage_with_nothing_that_gives_the_answer_away():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_the_split_is_the_same_every_time_and_holds_out_three_tenths(name):
-    spec = SPECS[name]
-    (train, test), (train_again, test_again) = _split(spec), _split(spec)
-    pd.testing.assert_frame_equal(train, train_again)
-    pd.testing.assert_frame_equal(test, test_again)
-    assert abs(len(test) / (len(train) + len(test)) - TEST_FRACTION) < 0.01
-    assert not set(train["id"]) & set(test["id"])
-    assert not [c for c in train.columns if train[c].isna().all()]           # every column has a value to learn
-    if spec.task_type.value == "classification":
-        assert set(train[spec.target]) == set(test[spec.target])              # every class on both sides
+    check_split(name)
 
-
-def _no_network(*args, **kwargs):
-    raise AssertionError("preparing a bundled task tried to open a network connection")
 
 
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("second_rotation")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(socket.socket, "connect", _no_network)
-        done = {name: prepare_bundled(name, root / name) for name in PREPARED}
-        # The reference model is the same code for every task; only its score is stubbed here.
-        patch.setattr(bundled, "reference_score", lambda scoring, train, features, answers: 1.0)
-        done["population-by-age"] = prepare_bundled("population-by-age", root / "population-by-age")
-        return done
+    return prepare_offline(tmp_path_factory.mktemp("second_rotation"), PREPARED, ["population-by-age"])
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_task_prepares_offline_with_its_answers_private(name, prepared):
-    task = load_task(prepared[name])
-    train, test, answers = pd.read_csv(task.train_file), pd.read_csv(task.test_file), pd.read_csv(task.answers)
-    rows, columns, target, metric = EXPECTED[name]
-    assert len(train) + len(test) == rows and target in train.columns and target not in test.columns
-    assert list(test.columns) == ["id", *[c for c in train.columns if c not in ("id", target)]]
-    assert list(test["id"]) == list(answers["id"])
-    if SPECS[name].per_class_probabilities:                                  # one column per regime
-        assert sorted(task.target_columns) == sorted(train[target].unique())
-    assert task.metric == metric and task.bundled == name
-    board = task.leaderboard
-    assert board.reference_score is not None and board.naive_baseline is not None
-    if name in PREPARED:
-        assert board.reference_score != board.naive_baseline
+    check_prepared(name, EXPECTED, prepared, PREPARED)
 
 
 def test_a_former_held_out_task_prepares_to_the_same_bytes_twice(prepared, tmp_path):
-    again = prepare_bundled("regime-type", tmp_path / "regime-type")
-    for rel in ("public/train.csv", "public/test.csv", "public/sample_submission.csv", "public/description.md",
-                "private/answers.csv", "task.json"):
-        assert (prepared["regime-type"] / "prepared" / rel).read_bytes() == (again / "prepared" / rel).read_bytes(), rel
+    check_same_bytes("regime-type", prepared["regime-type"], tmp_path)
