@@ -55,3 +55,9 @@ def labelled_value(stdout: str, label: str) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) else None
+
+
+def usable_estimate(seconds: float | None) -> float | None:
+    """A test-run estimate the time plan may size a reserve from: finite and not negative, else
+    None (one rule for the harness that records it and the plan that reads it)."""
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None

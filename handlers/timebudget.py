@@ -82,6 +82,7 @@ from dataclasses import dataclass, field
 
 from events.domain import EvaluationResult, PhaseTimeBudget, PipelineConfig
 from handlers.deadline import Deadline
+from handlers.script_lines import usable_estimate
 
 SEARCH_PHASES = ("phase1", "phase2", "phase3")
 FINALIZATION = "finalization"
@@ -122,8 +123,8 @@ class Measured:
             self.slowest_eval_s = max(self.slowest_eval_s, took)
             if solution_id:
                 self.eval_s[solution_id] = max(self.eval_s.get(solution_id, 0.0), took)
-            estimate = final_run_estimate_s
-            if estimate is not None and math.isfinite(estimate) and estimate >= 0 and took > 0:
+            estimate = usable_estimate(final_run_estimate_s)
+            if estimate is not None and took > 0:
                 self.final_run_ratio = max(self.final_run_ratio, estimate / took)
                 if solution_id:
                     self.final_run_s[solution_id] = max(self.final_run_s.get(solution_id, 0.0), estimate)

@@ -9,7 +9,7 @@ import structlog
 
 from engine.harness.output import HARNESS_PREFIX
 from events.domain import EvaluationResult, ExecutionRawResult
-from handlers.script_lines import FINAL_RUN_LABEL, SCORE_LABEL, labelled_value, split_lines
+from handlers.script_lines import FINAL_RUN_LABEL, SCORE_LABEL, labelled_value, split_lines, usable_estimate
 
 log = structlog.get_logger(__name__)
 
@@ -169,6 +169,5 @@ def take_final_run_estimate(result: EvaluationResult) -> tuple[EvaluationResult,
         return result, None
     # Read off the lines taken out only: a label inside another line stays output, and so is
     # never a value the recorded stdout no longer shows.
-    estimate = labelled_value(taken, FINAL_RUN_LABEL)
     kept = result.model_copy(update={"stdout": rest})
-    return kept, estimate if estimate is not None and estimate >= 0 else None
+    return kept, usable_estimate(labelled_value(taken, FINAL_RUN_LABEL))
