@@ -8,11 +8,14 @@ import textwrap
 import time
 
 from engine.agents.builtin.ensembling import bagged_members, settings_of
+from engine.agents.builtin.render_final import GROWN_BAG
 from engine.agents.builtin.render import render_section
 from engine.agents.builtin.render_train import render_train
 from engine.agents.builtin.spec import parse_spec, section_block
 from events.agent_outputs import DataContaminationResult
 from events.core import AgentCallCompleted
+from events.domain import PipelineConfig
+from tests.builtin.conftest import Env
 
 
 def _solution(env, model):
@@ -371,3 +374,44 @@ def test_ens_planner_does_not_propose_a_method_s_default_setting_as_a_new_plan(r
         history.append((settings, 1.0))
     assert {"combine": "weighted", "rounds": 25} not in following
     assert following[0] == {"combine": "weighted", "rounds": 10, "seeds": 3}
+
+
+def test_a_time_driven_test_version_grows_its_bags_into_the_time_it_was_given(tmp_path):
+    """Issue 28 (runs use at least 90 % of their limit): the time plan sizes finalization from the
+    script's estimate, which overstated boosters' refits on every row (population-by-age at
+    120 s: 107 s estimated, 29 s taken, a quarter of the limit idle). A time-driven run's test
+    version grows each seed-varying member's bag while its part of the time left holds another
+    fit (GROW_MARGIN times the last), up to GROWN_BAG fits; a single model that does not vary
+    with the seed is fit once, first. With the deadline passed it keeps one fit per member and
+    still writes its submission; a fixed-step run's test version and every search script keep
+    their bags' sizes."""
+    timed = Env("regression", tmp_path, PipelineConfig(subsample_limit=30000, step_policy="time"))
+    sols = [_solution(timed, "random forest"), _solution(timed, "lightgbm"), _solution(timed, "ridge")]
+    mean = timed.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean"})).code
+    bagged = timed.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": 3})).code
+    assert "GROW_SEEDS" not in mean and "GROW_SEEDS = 0" in bagged   # the search's scripts
+    test_script = timed.ok("test", **{"task description": "", "final solution": mean}).code
+    assert parse_spec(test_script)["train"]["grow_seeds"] == GROWN_BAG
+    probe = test_script + textwrap.dedent("""
+        print("FITS", [(name, len(model.estimators_)) if isinstance(model, SeedBagged) else name
+                       for name, model in members])
+    """)
+    unhurried = timed.run(probe)
+    hurried = timed.run(probe, env={"ENGINE_EVAL_DEADLINE": str(time.time())})
+    assert unhurried.rc == 0 and hurried.rc == 0, unhurried.stderr + hurried.stderr
+    grown = [("random_forest", GROWN_BAG), ("lightgbm", GROWN_BAG), "linear"]
+    assert f"FITS {grown!r}" in unhurried.stdout
+    assert unhurried.stdout.count(f"Seed bag grown to {GROWN_BAG} fits (from 1)") == 2
+    assert "FITS [('random_forest', 1), ('lightgbm', 1), 'linear']" in hurried.stdout
+    assert "Seed bag grown" not in hurried.stdout and "Seed bag cut" not in hurried.stdout
+    assert len(hurried.submission) == len(unhurried.submission) > 0
+    assert not hurried.submission.equals(unhurried.submission)      # sixteen fits average to another model
+
+    bagged_test = timed.ok("test", **{"task description": "", "final solution": bagged}).code
+    bagged_run = timed.run(bagged_test + "\nprint('FITS', [len(m.estimators_) for _, m in members if isinstance(m, SeedBagged)])\n")
+    assert bagged_run.rc == 0 and "FITS [16, 16]" in bagged_run.stdout, bagged_run.stderr
+    assert "Seed bag grown to 16 fits (from 3)" in bagged_run.stdout
+
+    fixed = Env("regression", tmp_path / "fixed", PipelineConfig(subsample_limit=30000))
+    fixed_test = fixed.ok("test", **{"task description": "", "final solution": mean}).code
+    assert "grow_seeds" not in parse_spec(fixed_test)["train"] and "GROW_SEEDS" not in fixed_test

@@ -10,9 +10,10 @@ import structlog
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, block_reply, code_reply, require_spec
 from engine.agents.builtin.refinement import render_gene
 from engine.agents.builtin.render import render_solution
-from engine.agents.builtin.render_final import rescores, test_gene
+from engine.agents.builtin.render_final import GROWN_BAG, rescores, test_gene
 from engine.agents.builtin.search_rows import search_rows
 from engine.agents.builtin.spec import SUBSAMPLE_RE, parse_gene_block, section_block
+from handlers.step_policy import time_driven
 
 log = structlog.get_logger(__name__)
 ALL_USED = "All the provided information is used."
@@ -28,7 +29,8 @@ def test(call: Call) -> Reply:
     parsed = parse_gene_block(block or "")
     if block is None or parsed is None:
         raise CannotAnswer("builtin test: the TRAINING_TRICKS section has no builtin gene")
-    gene = test_gene(parsed[1], call.metric, search_rows(call.ctx.config))
+    gene = test_gene(parsed[1], call.metric, search_rows(call.ctx.config),
+                     grow_seeds=GROWN_BAG if time_driven(call.ctx.config) else 0)
     rescore = rescores(gene)
     new_block = render_gene(call, "TRAINING_TRICKS", gene)
     how = ("The validation score and blend come from out-of-fold predictions on a sample of the search's size"

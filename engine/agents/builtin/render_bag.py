@@ -27,16 +27,21 @@ _SEED_BAG = [
     "        self.seeds = seeds",
     "        self.rows = rows",
     "",
-    "    def fit(self, X, y, fit_by=None):",
+    "    def fit(self, X, y, fit_by=None, grow_to=0):",
     '        """`fit_by` (a Unix time): no further fit starts that would not end by it, as long as',
-    '        the last one took; the bag keeps the fits done, at least one."""',
+    '        the last one took; the bag keeps the fits done, at least one. `grow_to`: past its',
+    '        seeds the bag goes on fitting, up to that many, while each added fit, GROW_MARGIN times',
+    '        as long as the last, would still end by `fit_by`."""',
     "        params = self.estimator.get_params()",
     '        seeded = [k for k, v in params.items() if k.endswith("random_state") and isinstance(v, int)]',
-    "        count = self.seeds if seeded or self.rows < 1 else 1",
+    "        varies = bool(seeded) or self.rows < 1",
+    "        count = self.seeds if varies else 1",
+    "        most = max(count, grow_to) if varies and fit_by is not None else count",
     "        self.estimators_, last = [], 0.0",
-    "        for i in range(count):",
-    "            if i and fit_by is not None and time.time() + last > fit_by:",
-    '                print(f"Seed bag cut to {i} of {count} fits: the engine\'s deadline leaves no time for more")',
+    "        for i in range(most):",
+    "            if i and fit_by is not None and time.time() + last * (1 if i < count else GROW_MARGIN) > fit_by:",
+    "                if i < count:",
+    '                    print(f"Seed bag cut to {i} of {count} fits: the engine\'s deadline leaves no time for more")',
     "                break",
     "            started = time.time()",
     "            X_i, y_i = X, y",
@@ -45,6 +50,8 @@ _SEED_BAG = [
     '                X_i, y_i = (X.iloc[keep] if hasattr(X, "iloc") else X[keep]), y[keep]',
     "            self.estimators_.append(clone(self.estimator).set_params(**{k: params[k] + i for k in seeded}).fit(X_i, y_i))",
     "            last = time.time() - started",
+    "        if len(self.estimators_) > count:",
+    '            print(f"Seed bag grown to {len(self.estimators_)} fits (from {count}) in the time the engine gave")',
     '        if hasattr(self.estimators_[0], "classes_"):',
     "            self.classes_ = np.unique(y)",
     "        return self",
@@ -81,23 +88,37 @@ def bagged(train: dict[str, Any]) -> bool:
     return isinstance(seeds, int) and seeds > 1
 
 
+def grows(train: dict[str, Any]) -> bool:
+    """Whether the gene's bags grow into the time the engine gave the script (``grow_seeds``: a
+    time-driven run's test version, ``render_final.test_gene``)."""
+    most = train.get("grow_seeds")
+    return isinstance(most, int) and not isinstance(most, bool) and most > 1
+
+
 def members_code(train: dict[str, Any]) -> list[str]:
     """The lines that build ``members``: the MODEL gene's, each seed-varying one (or booster the seed
-    does not change) bagged when asked."""
-    if not bagged(train):
+    does not change) bagged when asked. A test version that grows its bags wraps each seed-varying
+    member of an unbagged gene in a bag of one seed, which then grows; a booster the seed does not
+    change stays as it was (its bags would each leave out a tenth of the rows it learned from)."""
+    if not (bagged(train) or grows(train)):
         return ["members = make_members()"]
-    seeds = train["seeds"]
+    seeds = train["seeds"] if bagged(train) else 1
     # The early-stopping code (written above it) imports BaseEstimator and time and reads the
     # engine's deadline already.
     imports = [] if train.get("early_stop") else [
         "import time", "", "from sklearn.base import BaseEstimator", "", "",
         'DEADLINE = float(os.environ.get("ENGINE_EVAL_DEADLINE", "inf"))']
+    row_bagged = "SeedBagged(model, BAG_SEEDS, rows=BAG_ROWS) if bags_rows(model) else " if bagged(train) else ""
     return [
         *imports,
         f"SEED_VARYING = {SEED_VARYING_CLASSES!r}",
         f"ROW_BAGGED = {ROW_BAGGED_CLASSES!r}",
         f"BAG_SEEDS = {seeds}",
         "BAG_ROWS = 0.9",
+        f"GROW_SEEDS = {int(train['grow_seeds']) if grows(train) else 0}  # fits a bag may grow to in the time left",
+        # A fit on every row varies by more than its predecessor took (a busier machine, a deeper
+        # tree), and a fit the engine kills costs the whole test run, not just that fit.
+        "GROW_MARGIN = 1.5",
         "FINISH_S = 2.0  # what predicting the test rows and writing the submission may take",
         "",
         "",
@@ -105,6 +126,6 @@ def members_code(train: dict[str, Any]) -> list[str]:
         "",
         "",
         "members = [(name, SeedBagged(model, BAG_SEEDS) if varies_with_seed(model) else",
-        "           SeedBagged(model, BAG_SEEDS, rows=BAG_ROWS) if bags_rows(model) else model)",
+        f"           {row_bagged}model)",
         "           for name, model in make_members()]",
     ]
