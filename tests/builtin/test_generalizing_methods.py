@@ -128,6 +128,32 @@ def test_a_fit_on_many_more_rows_reads_its_own_stopping_point_when_its_time_allo
     assert deadline_now == [[1100], [1100], True]
 
 
+def test_a_test_version_on_many_more_rows_than_the_search_grows_its_trees_where_held_out_rows_say(more_counts):
+    """population-by-age (119,000 rows): leaves sized on the search's 3,600-row sample under-fit
+    every row (15 leaves scored an RMSE of 580,000 on its test rows, 63 leaves 349,000, 255 leaves
+    272,000). A fit on RESIZE_ROWS times the search's rows (SEARCH_ROWS, a test version's) reads
+    the tree size as well as the rounds: the leaves grow fourfold while the held-out tenth's loss
+    improves and the time left holds another reading. With the deadline passed the size given
+    stays, and a search script (SEARCH_ROWS 0) never reads it."""
+    code = render_solution(_spec("regression", "rmse")) + textwrap.dedent("""
+        import json
+        readings = []
+        for search_rows, deadline in ((300, float("inf")), (300, time.time()), (0, float("inf"))):
+            SEARCH_ROWS, DEADLINE = search_rows, deadline
+            STOPPING_ROUNDS.clear()
+            CAPACITY.clear()
+            stumps = clone(members[0][1]).set_params(model__estimator__num_leaves=2).fit(X_cv, y_cv)
+            readings.append([list(CAPACITY.values()), stumps.named_steps["model"].estimator_.num_leaves])
+        print("PROBE " + json.dumps(readings))
+    """)
+    run = more_counts.run(code)
+    assert run.rc == 0, run.stderr
+    grown, hurried, search = json.loads(run.stdout.split("PROBE ")[-1])
+    assert grown[0] == [{"num_leaves": grown[1]}] and grown[1] in (8, 32, 128, 512)
+    assert "Trees grown on 2400 rows: num_leaves = " in run.stdout
+    assert hurried == [[{}], 2] and search == [[], 2]
+
+
 def test_date_text_becomes_calendar_numbers_also_for_dates_never_seen_in_training(counts):
     spec = _spec("regression", "rmse")
     assert spec["data"]["features"] == ["dates"]  # on by default; the ablation may take it away
