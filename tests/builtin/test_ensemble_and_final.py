@@ -8,14 +8,13 @@ import textwrap
 import time
 
 from engine.agents.builtin.ensembling import bagged_members, settings_of
-from engine.agents.builtin.render_final import GROWN_BAG
 from engine.agents.builtin.render import render_section
+from engine.agents.builtin.render_final import GROWN_BAG
 from engine.agents.builtin.render_train import render_train
 from engine.agents.builtin.spec import parse_spec, section_block
 from events.agent_outputs import DataContaminationResult
 from events.core import AgentCallCompleted
 from events.domain import PipelineConfig
-from tests.builtin.conftest import Env
 
 
 def _solution(env, model):
@@ -386,6 +385,8 @@ def test_a_time_driven_test_version_grows_its_bags_into_the_time_it_was_given(tm
     member's fit no time); a single model that does not vary with the seed is fit once, first.
     With the deadline passed it keeps one fit per member and still writes its submission; a
     fixed-step run's test version and every search script keep their bags' sizes."""
+    from conftest import Env
+
     timed = Env("regression", tmp_path, PipelineConfig(subsample_limit=30000, step_policy="time"))
     sols = [_solution(timed, "random forest"), _solution(timed, "lightgbm"), _solution(timed, "ridge")]
     mean = timed.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean"})).code
