@@ -90,18 +90,21 @@ _SEED_BAG = [
 ]
 
 
+def _more_than_one(value: Any) -> bool:
+    """A gene's count of fits that asks for more than one: a whole number above 1 (a plan's odd
+    value, a flag, means one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 1
+
+
 def bagged(train: dict[str, Any]) -> bool:
-    """Whether the TRAINING_TRICKS gene asks for seed bags: more than one seed, as a whole number
-    (a plan's odd value means one seed)."""
-    seeds = train.get("seeds", 1)
-    return isinstance(seeds, int) and seeds > 1
+    """Whether the TRAINING_TRICKS gene asks for seed bags (``seeds``)."""
+    return _more_than_one(train.get("seeds", 1))
 
 
 def grows(train: dict[str, Any]) -> bool:
     """Whether the gene's bags grow into the time the engine gave the script (``grow_seeds``: a
     time-driven run's test version, ``render_final.test_gene``)."""
-    most = train.get("grow_seeds")
-    return isinstance(most, int) and not isinstance(most, bool) and most > 1
+    return _more_than_one(train.get("grow_seeds"))
 
 
 def members_code(train: dict[str, Any]) -> list[str]:

@@ -69,8 +69,7 @@ _GROWTH = [
     "                grown, added = grown + 1, True",
     "    if grown:",
     '        print(f"Seed bags grown by {grown} fits to {[len(bag.estimators_) for bag in bags]} in the time the engine gave")',
-    "        test_preds = [predict_values(model, X_test) for _, model in members]",
-    "        test_blend = blend(test_preds, blender) if len(members) > 1 else test_preds[0]",
+    *("    " + line for line in _TEST_PREDICTIONS),
 ]
 
 _SUBMISSION = [
