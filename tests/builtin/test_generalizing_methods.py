@@ -61,6 +61,28 @@ def test_native_encoding_makes_lightgbm_split_on_category_sets(counts):
     assert ordinal == {}
 
 
+@pytest.mark.parametrize("encode", ["ordinal", "onehot"])
+def test_a_category_of_many_levels_reaches_the_model_as_cross_fitted_target_means(counts, encode):
+    """30 stores (more levels than MANY_LEVELS, the one-hot cap) and 240 date texts: ordinal codes
+    put the stores in an arbitrary order and one-hot lumps ten of them into one column. As target
+    means, fitted inside the member's pipeline on its training rows alone, the store's effect
+    reaches the model whole: the validation RMSE falls below the same script's with the wide
+    columns left to the ordinal or one-hot encoder (MANY_LEVELS raised above their counts)."""
+    spec = _spec("regression", "rmse", data__prep={**FAMILIES["lightgbm"].prep, "encode": encode})
+    probe = ('[WIDE_CAT_COLS, NARROW_CAT_COLS, '
+             'sorted(members[0][1].named_steps["prep"].named_transformers_["wide"]'
+             '.named_steps["encode"].get_feature_names_out().tolist())]')
+    (wide, narrow, names), means = _probe(counts, spec, probe)
+    assert wide == ["date", "store"] and narrow == []
+    assert names == ["date", "store"]  # one mean per column for a continuous target
+    code = render_solution(spec).replace("MANY_LEVELS = 20\n", "MANY_LEVELS = 10_000\n")
+    assert "MANY_LEVELS = 10_000" in code
+    coded = counts.run(code)
+    assert coded.rc == 0, coded.stderr
+    assert means.score is not None and coded.score is not None
+    assert means.score < coded.score
+
+
 @pytest.fixture(scope="module")
 def more_counts(tmp_path_factory):
     from conftest import Env
