@@ -344,6 +344,10 @@ class Phase1Result(BaseModel):
     candidate_scores: list[float | None]
     initial_solution: SolutionScript
     initial_score: float
+    # The scored candidates no merge reached because Phase 1's time ran out, best first: Phase 2's
+    # other paths start from them, so Phase 3 still blends different models. Left out of the
+    # run's result: the candidates are there already, and the Notes of Phase 2 say which started.
+    unmerged: list[SolutionScript] = Field(default_factory=list, exclude=True)
 
 
 class Phase2Result(BaseModel):

@@ -84,6 +84,7 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None, end_s: fl
     h_best: float = ranked_scores[0]                                             # line 7
 
     merges = StepTimer(prior_s=drafts.estimate_s)  # a merge is a call and a run, as a draft is
+    unmerged: list[SolutionScript] = []
     for n, i in enumerate(ranked[1:]):                                           # lines 8-17
         # No merge starts after the soft end (time mode: nor one that would not end before it):
         # s_0 goes to the checks as it is.
@@ -93,6 +94,7 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None, end_s: fl
                               and not past(wf, deadline_s) else "phase1 deadline reached", at_s=wf.now,
                               where=f"merge {n + 1} of {len(ranked) - 1}", steps_done=n,
                               kept_solution_id=s0_id, kept_score=h_best))
+            unmerged = [evaluated[j].solution for j in ranked[1 + n:]]
             break
         started = wf.now
         merged = await merge_solutions(own, s0, s0_id, evaluated[i], i, deadline_s)
@@ -110,7 +112,8 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None, end_s: fl
 
     s0, s0_id, h_best = await post_merge_checks(wf, s0, s0_id, h_best, deadline_s)
     result = Phase1Result(retrieved_models=models, candidate_solutions=candidates, candidate_scores=scores,
-                          initial_solution=s0.model_copy(update={"score": h_best}), initial_score=h_best)
+                          initial_solution=s0.model_copy(update={"score": h_best}), initial_score=h_best,
+                          unmerged=unmerged)
     wf.record(PhaseCompleted(phase="phase1", result={"initial_solution_id": s0_id, "initial_score": h_best,
                                                      "candidate_scores": scores}))
     return result

@@ -267,7 +267,8 @@ class Pipeline:
         window = self._window("phase2")
         sink: list[Phase2Result | None] = [None] * self.L
         race = self._race(window, self.phases.phase2(self._bounded(window), s0.model_copy(deep=True), h0,
-                                                     deadline_s=window.soft_end_s, sink=sink))
+                                                     deadline_s=window.soft_end_s, sink=sink,
+                                                     unmerged=phase1.unmerged))
         outcome = await race.settle(await race.wait(window.end_s))
         self._after(outcome)
         results: list[Phase2Result | None] = list(outcome.value or []) if outcome.ok else list(sink)

@@ -113,7 +113,7 @@ class Script:
                             initial_solution=solution, initial_score=score)  # type: ignore[arg-type]
 
     async def phase2(self, wf: Workflow, s0: SolutionScript, h0: float, *, deadline_s: float,
-                     sink: Any = None) -> list[Phase2Result]:
+                     sink: Any = None, unmerged: Any = ()) -> list[Phase2Result]:
         self.seen["phase2"] = {"deadline_s": deadline_s, "now": wf.now, "s0": s0, "h0": h0}
 
         async def path(i: int) -> Phase2Result | None:

@@ -82,7 +82,7 @@ class EnsembleScript(Script):
         return done.result.score
 
     async def phase2(self, wf: Workflow, s0: SolutionScript, h0: float, *, deadline_s: float,
-                     sink: Any = None) -> list[Phase2Result]:
+                     sink: Any = None, unmerged: Any = ()) -> list[Phase2Result]:
         async def path(i: int) -> Phase2Result:
             code = f"# path-{i}\n# score={PATHS[i]}\n"
             score = await self._scored(wf.at(f"phase2/path-{i}"), code, SolutionPhase.refined, "phase2")

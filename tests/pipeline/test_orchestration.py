@@ -325,7 +325,7 @@ def test_REQ_OR_040_all_paths_failing_gives_phase3_copies_of_s0():
 def test_REQ_OR_040_phase2_raising_as_a_whole_substitutes_s0_for_every_path():
     script = Script()
 
-    async def broken(wf, s0, h0, *, deadline_s, sink=None):
+    async def broken(wf, s0, h0, *, deadline_s, sink=None, unmerged=()):
         raise ValueError("phase 2 exploded")
 
     script.phase2 = broken  # type: ignore[method-assign]

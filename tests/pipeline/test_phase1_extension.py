@@ -107,3 +107,33 @@ def test_issue27_phase1_candidates_may_use_the_extension_not_a_30s_floor():
     (req,) = [r for r in sim.of(EvaluationRequested) if r.effect_id == "phase1/candidate-0/eval"]
     assert req.timeout_s > 200.0
     assert [c.score is not None for c in sim.of(CandidateEvaluated)] == [True]
+
+
+def test_a_candidate_no_merge_reached_is_where_phase2s_second_path_starts():
+    """The second merge is cut (as above): the third candidate never joined s_0. Path 0 refines
+    s_0; path 1 refines that candidate, so Phase 3 still has two different models to blend
+    (movie-genre at 120 s: both paths refined the linear model the forest never merged into)."""
+    from events.core import Note, SolutionRecorded
+    from events.phase1 import CandidatesRanked
+
+    sim = run(3, {"merge-": 90.0})
+    (ranked,) = sim.of(CandidatesRanked)
+    candidates = {c.index: c.solution_id for c in sim.of(CandidateEvaluated)}
+    unmerged = candidates[ranked.order[2]]
+    (note,) = [n for n in sim.of(Note) if n.message.startswith("path-1 starts from")]
+    assert note.data["solution_id"] == unmerged
+    first_parent = {scope: e.parents[0] for scope, e in reversed(sim.events)
+                    if isinstance(e, SolutionRecorded) and e.origin == "ablation"}
+    s0 = FinalResult.model_validate(sim.completed.result).phase1.initial_solution.solution_id
+    assert first_parent["phase2/path-0"] == s0 != unmerged
+    assert first_parent["phase2/path-1"] == unmerged
+
+
+def test_with_every_merge_run_both_paths_start_from_s0():
+    from events.core import Note, SolutionRecorded
+
+    sim = run(3, {"candidate-0": 5.0, "candidate-1": 30.0, "candidate-2": 60.0})
+    assert not [n for n in sim.of(Note) if n.message.startswith("path-1 starts from")]
+    starts = {e.parents[0] for _, e in sim.events if isinstance(e, SolutionRecorded) and e.origin == "ablation"
+              and e.detail.get("outer_step") == 0}
+    assert len(starts) == 1
