@@ -310,9 +310,10 @@ async def run_phase2_path(wf: Workflow, path_index: int, solution: SolutionScrip
 async def run_phase2(wf: Workflow, phase1_solution: SolutionScript, phase1_score: float, *,
                      deadline_s: float | None, sink: list[Phase2Result | None] | None = None,
                      unmerged: Sequence[SolutionScript] = ()) -> list[Phase2Result]:
-    """REQ-OR-013/018/019/023: L paths from the same Phase 1 solution, concurrently; results in
-    path order, one per path (a failed path's slot holds its start). The caller brackets the
-    phase itself (PhaseStarted/Completed "phase2"); each path brackets its own.
+    """REQ-OR-013/018/019/023: L paths from the Phase 1 solution (above the first, from the
+    candidates it left unmerged, ``unmerged``), concurrently; results in path order, one per
+    path (a failed path's slot holds its start). The caller brackets the phase itself
+    (PhaseStarted/Completed "phase2"); each path brackets its own.
     ``sink`` (optional, L slots): each path's result lands in its slot as soon as the path ends,
     or is cut, so a caller that cancels Phase 2 still has every path's own result.
     ``unmerged``: Phase 1's scored candidates that its time held no merge for, best first. Path
