@@ -64,7 +64,7 @@ def test_native_encoding_makes_lightgbm_split_on_category_sets(counts):
 @pytest.mark.parametrize("encode", ["ordinal", "onehot"])
 def test_a_category_of_many_levels_reaches_the_model_as_cross_fitted_target_means(counts, encode):
     """30 stores (more levels than MANY_LEVELS, the one-hot cap) and 240 date texts: ordinal codes
-    put the stores in an arbitrary order and one-hot lumps ten of them into one column. As target
+    put the stores in an arbitrary order and one-hot lumps eleven of them into one column. As target
     means, fitted inside the member's pipeline on its training rows alone, the store's effect
     reaches the model whole: the validation RMSE falls below the same script's with the wide
     columns left to the ordinal or one-hot encoder (MANY_LEVELS raised above their counts)."""
