@@ -121,6 +121,38 @@ def test_smaller_models_that_hurt_send_the_extractor_to_larger_ones(regression):
     assert "Smaller models scored worse" in plan["plan"]
 
 
+def test_stronger_regularisation_that_hurt_sends_the_extractor_to_weaker(regression):
+    """Issue 28 (generalize, don't tune): the leaf size's best strength differs from table to
+    table, so the ablation studies it and the plan follows its verdict. LightGBM's 40-row leaves
+    become 80 in the study; when that scored worse, the plan moves them two places the other way
+    along the family's list (10), and the coder's block runs."""
+    script = _solution(regression, model="lightgbm")
+    reg = parse_spec(script)["reg"]
+    assert reg["lightgbm"]["min_child_samples"] == 40
+    abl = regression.ok("ablation", effect_id="phase2/path-0/t1/ablation", solution_script=script,
+                        previous_ablations=["model_capacity scaling loss_weighting feature_engineering "
+                                            "categorical_encoding missing_indicators"]).code
+    assert "'min_child_samples': 80" in abl and "stronger regularisation (min_child_samples, subsample)" in abl
+
+    summary = _summary(("regularization", "stronger regularisation (min_child_samples, subsample)", 6.0),
+                       ("scaling", "numeric scaling none -> standard", 0.05))
+    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
+                         previous_code_blocks=[]).structured["plans"][0]
+    assert plan["code_block"].startswith("# [SECTION: REGULARIZATION]")
+    assert '[builtin-changes: {"lightgbm.min_child_samples": 10}]' in plan["plan"]
+    assert "Stronger regularisation scored worse" in plan["plan"]
+    new_block = regression.ok("coder", code_block=plan["code_block"], plan=plan["plan"]).code
+    assert "'min_child_samples': 10" in new_block
+    run = regression.run(script.replace(plan["code_block"], new_block, 1))
+    assert run.rc == 0 and run.score is not None, run.stderr
+
+    # Stronger regularisation that helped is the plan as studied, not the other way.
+    helped = _summary(("regularization", "stronger regularisation (min_child_samples, subsample)", -6.0))
+    plan = regression.ok("extractor", solution_script=script, ablation_summary=helped,
+                         previous_code_blocks=[]).structured["plans"][0]["plan"]
+    assert '"lightgbm.min_child_samples": 80' in plan and "The ablation's regularization change scored better" in plan
+
+
 def test_parallel_paths_split_the_evidence_before_exploring_blindly(regression):
     """Path 0 takes the largest effect, path 1 the next one; neither skips evidence for a block
     the ablation said nothing about (path 1 used to rotate past the only block that helped)."""

@@ -62,7 +62,7 @@ def _dim(key: str, values: list[Any], current: Any, ordered: bool = True) -> Dim
     return Dim(key, tuple(vals), current, ordered)
 
 
-def _family_of(name: str) -> str | None:
+def family_of(name: str) -> str | None:
     base = re.sub(r"_\d+$", "", name)
     return base if base in FAMILIES else None
 
@@ -83,7 +83,7 @@ def dimensions(locus: str, gene: dict[str, Any], kind: str) -> list[Dim]:
                     dims.append(_dim(f"{member['name']}.{param}", family.space[param], value, numeric))
     elif locus == "REGULARIZATION":
         for name, params in gene.items():
-            named = FAMILIES.get(_family_of(name) or "")
+            named = FAMILIES.get(family_of(name) or "")
             for param, value in (params or {}).items():
                 if named and param in named.space:
                     dims.append(_dim(f"{name}.{param}", named.space[param], value, param != "max_depth"))
