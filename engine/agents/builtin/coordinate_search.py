@@ -30,6 +30,7 @@ _WHY = {
     "n_estimators": "more trees average away variance", "max_iter": "more boosting rounds fit finer structure",
     "learning_rate": "the step size trades bias against over-fitting", "max_leaf_nodes": "tree size sets interaction depth",
     "max_depth": "depth bounds how specific a split path gets", "min_samples_leaf": "larger leaves smooth noisy targets",
+    "min_child_samples": "larger leaves smooth noisy targets",
     "max_features": "feature subsampling decorrelates the trees", "l2_regularization": "an L2 penalty shrinks leaf values",
     "C": "inverse regularisation strength", "alpha": "penalty strength", "n_neighbors": "neighbourhood size smooths predictions",
     "subsample": "row subsampling adds stochastic regularisation", "scale": "scale-sensitive learners need comparable features",
