@@ -90,6 +90,12 @@ def _summary(*components):
     return "Baseline rmse: 40.000000 (lower is better).\n" + "\n".join(rows)
 
 
+def _first_plan(env, script, summary):
+    """The extractor's plan for ``script`` after an ablation summarized as ``summary``."""
+    return env.ok("extractor", solution_script=script, ablation_summary=summary,
+                  previous_code_blocks=[]).structured["plans"][0]
+
+
 def test_a_change_that_moves_nothing_is_no_evidence(regression):
     raw = ("ABLATION baseline | solution as is | rmse=40.0\n"
            "ABLATION loss_weighting | target transform none -> log1p | rmse=40.0\n"
@@ -114,8 +120,7 @@ def test_smaller_models_that_hurt_send_the_extractor_to_larger_ones(regression):
     script = _solution(regression)
     summary = _summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 6.0),
                        ("scaling", "numeric scaling none -> standard", 0.05))
-    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
-                         previous_code_blocks=[]).structured["plans"][0]
+    plan = _first_plan(regression, script, summary)
     assert plan["code_block"].startswith("# [SECTION: MODEL]")
     assert '[builtin-changes: {"random_forest.n_estimators": 800}]' in plan["plan"]
     assert "Smaller models scored worse" in plan["plan"]
@@ -136,8 +141,7 @@ def test_stronger_regularisation_that_hurt_sends_the_extractor_to_weaker(regress
 
     summary = _summary(("regularization", "stronger regularisation (min_child_samples, subsample)", 6.0),
                        ("scaling", "numeric scaling none -> standard", 0.05))
-    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
-                         previous_code_blocks=[]).structured["plans"][0]
+    plan = _first_plan(regression, script, summary)
     assert plan["code_block"].startswith("# [SECTION: REGULARIZATION]")
     assert '[builtin-changes: {"lightgbm.min_child_samples": 10}]' in plan["plan"]
     assert "Stronger regularisation scored worse" in plan["plan"]
@@ -148,8 +152,7 @@ def test_stronger_regularisation_that_hurt_sends_the_extractor_to_weaker(regress
 
     # Stronger regularisation that helped is the plan as studied, not the other way.
     helped = _summary(("regularization", "stronger regularisation (min_child_samples, subsample)", -6.0))
-    plan = regression.ok("extractor", solution_script=script, ablation_summary=helped,
-                         previous_code_blocks=[]).structured["plans"][0]["plan"]
+    plan = _first_plan(regression, script, helped)["plan"]
     assert '"lightgbm.min_child_samples": 80' in plan and "The ablation's regularization change scored better" in plan
 
 
@@ -236,8 +239,7 @@ def test_a_change_that_helped_in_the_ablation_is_the_plan(regression):
     other = "standard" if scale == "none" else "none"
     summary = _summary(("scaling", f"numeric scaling {scale} -> {other}", -0.5),
                        ("regularization", "stronger regularisation", 0.2))
-    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
-                         previous_code_blocks=[]).structured["plans"][0]["plan"]
+    plan = _first_plan(regression, script, summary)["plan"]
     assert f'[builtin-changes: {{"prep.scale": "{other}"}}]' in plan
     assert "The ablation's scaling change scored better" in plan
 
@@ -247,6 +249,5 @@ def test_a_summary_naming_unknown_components_still_gets_a_plan(regression):
     script = _solution(regression)
     summary = ("- [component: attention_heads] more heads: 39.0 (-1.000000); the change helps, so this is worth "
                "changing.\nMost impactful component: attention_heads (|change| 1.0).")
-    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
-                         previous_code_blocks=[]).structured["plans"][0]["plan"]
+    plan = _first_plan(regression, script, summary)["plan"]
     assert "[builtin-changes:" in plan
