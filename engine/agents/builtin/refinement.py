@@ -114,12 +114,16 @@ def capacity_moves(members: list[dict[str, Any]], step: int) -> dict[str, Any]:
             if param in member["params"] and param in family.space:
                 values = family.space[param]
                 current = member["params"][param]
-                pos = values.index(current) if current in values else len(values) - 1
-                moved = values[min(len(values) - 1, max(0, pos + step))]
+                moved = _along(values, current if current in values else values[-1], step)
                 if moved != current:
                     changes[f"{member['name']}.{param}"] = moved
                 break
     return changes
+
+
+def _along(values: list[Any], value: Any, step: int) -> Any:
+    """``value`` moved ``step`` places along a family's ordered ``values``, stopping at either end."""
+    return values[min(len(values) - 1, max(0, values.index(value) + step))]
 
 
 def weaker_regularization(reg: dict[str, Any]) -> dict[str, Any]:
@@ -132,8 +136,7 @@ def weaker_regularization(reg: dict[str, Any]) -> dict[str, Any]:
         for param, value in (params or {}).items():
             if family is None or param not in _WEAKER or param not in family.space or value not in family.space[param]:
                 continue
-            values = family.space[param]
-            moved = values[min(len(values) - 1, max(0, values.index(value) + _WEAKER[param]))]
+            moved = _along(family.space[param], value, _WEAKER[param])
             if moved != value:
                 changes[f"{name}.{param}"] = moved
     return changes
