@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.agents.base import AgentContext
 from engine.agents.builtin.spec import parse_spec, task_kind_and_metric
+from engine.agents.builtin.target_classes import class_count
 from events.score import Score
 
 
@@ -41,6 +42,12 @@ class Call:
     def score_rule(self) -> Score:
         """How this task's scores compare (its metric direction)."""
         return Score.of(self.ctx.task.metric_direction)
+
+    @property
+    def classes(self) -> int | None:
+        """The target's class count on classification, read off the task's files (None when they
+        do not say, and on regression): it orders which models are drafted and blended first."""
+        return class_count(self.ctx.task_dir) if self.kind == "classification" else None
 
     def rng(self, salt: str = "") -> random.Random:
         """Randomness from (run seed, effect id) only: same call, same answer, any order."""

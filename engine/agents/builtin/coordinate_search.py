@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.agents.builtin.catalog import FAMILIES
+from engine.agents.builtin.catalog import FAMILIES, retrieval_order
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
 from engine.agents.builtin.render_train import COMBINE_METHODS
 from engine.agents.builtin.spec import clone
@@ -40,6 +40,12 @@ _WHY = {
     "combine": "how member predictions are merged",
     "early_stop": "a booster sized on held-out rows neither stops short nor over-fits", "hidden_layer_sizes": "network width sets capacity",
 }
+# Widening the MODEL block: a member of a family the block lacks, as a change-set entry
+# ``{"members.add": "<family>"}``. A model unlike the current ones errs differently, so a blend
+# can beat every setting of them; it is tried once the settings near the best plan are known (a
+# one-model block has few: a k-NN's ten) or when an ablation measured such a blend helping.
+ADD_MEMBER = "members.add"
+MAX_MEMBERS = 3   # as the evolutionary mutation: each member is one more fit in every run
 
 
 @dataclass(frozen=True)
@@ -103,11 +109,36 @@ def dimensions(locus: str, gene: dict[str, Any], kind: str) -> list[Dim]:
     return dims
 
 
-def apply_changes(locus: str, gene: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+def new_member(gene: dict[str, Any], family_key: str, kind: str) -> dict[str, Any]:
+    """A member of ``family_key`` for a MODEL gene: the family's defaults and preparation, under
+    a name no member of ``gene`` has."""
+    family = FAMILIES[family_key]
+    names = {m["name"] for m in gene["members"]}
+    name, i = family.key, 2
+    while name in names:
+        name, i = f"{family.key}_{i}", i + 1
+    return {"name": name, "family": family.key, "params": dict(family.model_params[kind]), "prep": dict(family.prep)}
+
+
+def partners(gene: dict[str, Any], kind: str, classes: int | None = None) -> list[str]:
+    """The families a MODEL gene could add, in the order retrieval drafts them (a regularised
+    linear model right after the first booster: the model least like it), none it already has."""
+    if len(gene["members"]) >= MAX_MEMBERS:
+        return []
+    present = {m["family"] for m in gene["members"]}
+    return [key for key in retrieval_order(kind, classes) if key not in present]
+
+
+def apply_changes(locus: str, gene: dict[str, Any], changes: dict[str, Any], kind: str | None = None) -> dict[str, Any]:
+    """``gene`` with ``changes`` made; adding a member (``ADD_MEMBER``) needs the task's ``kind``."""
     out = clone(gene)
     for key, value in changes.items():
         head, _, param = key.partition(".")
-        if locus == "DATA" and head == "prep":
+        if locus == "MODEL" and key == ADD_MEMBER:
+            if kind is None or value not in FAMILIES:
+                raise ValueError(f"cannot add a member of family {value!r} (known: {', '.join(FAMILIES)})")
+            out["members"].append(new_member(out, value, kind))
+        elif locus == "DATA" and head == "prep":
             out["prep"][param] = value
         elif locus == "DATA" and head == "feature":
             features = [f for f in out.get("features", []) if f != param]
@@ -131,6 +162,10 @@ def describe(dims: list[Dim], changes: dict[str, Any]) -> str:
     by_key = {d.key: d for d in dims}
     parts = []
     for key, value in changes.items():
+        if key == ADD_MEMBER and value in FAMILIES:
+            parts.append(f"add a {FAMILIES[value].title} model to the blend (a model unlike the "
+                         "current ones errs differently, so averaging them cancels part of each one's error)")
+            continue
         dim = by_key.get(key)
         old = _show(dim.current) if dim else "its current value"
         why = _WHY.get(key.rpartition(".")[2], "a setting the ablation pointed at")
@@ -174,9 +209,11 @@ def _key(changes: dict[str, Any]) -> str:
 
 
 def propose(dims: list[Dim], history: list[tuple[dict[str, Any] | None, float | None]],
-            rule: Score, rng: random.Random) -> dict[str, Any] | None:
-    """Next change-set to try, relative to the original block; None when the space is exhausted."""
-    if not dims:
+            rule: Score, rng: random.Random, wider: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """Next change-set to try, relative to the original block; None when the space is exhausted.
+    ``wider``: moves out of the block's settings (``ADD_MEMBER``), made from the best plan once
+    nothing near it is left."""
+    if not dims and not wider:
         return None
     tried = {_key(c) for c, _ in history if c is not None}
     tried.add(_key({}))
@@ -224,7 +261,15 @@ def propose(dims: list[Dim], history: list[tuple[dict[str, Any] | None, float | 
         jump = dict(incumbent)
         for dim in rng.sample(dims, k=min(2, len(dims))):
             jump[dim.key] = rng.choice(dim.values)
-        jump = {k: v for k, v in jump.items() if v != by_key[k].current}
+        jump = {k: v for k, v in jump.items() if k not in by_key or v != by_key[k].current}
         if _key(jump) not in tried:
             return jump
+    return _widened(wider or [], incumbent, tried)
+
+
+def _widened(wider: list[dict[str, Any]], incumbent: dict[str, Any], tried: set[str]) -> dict[str, Any] | None:
+    for move in wider:
+        widened = {**incumbent, **move}
+        if _key(widened) not in tried:
+            return widened
     return None

@@ -13,7 +13,7 @@ from typing import Any
 
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, code_reply
 from engine.agents.builtin.catalog import FAMILIES, PREFERENCE
-from engine.agents.builtin.coordinate_search import apply_changes, dimensions
+from engine.agents.builtin.coordinate_search import MAX_MEMBERS, apply_changes, dimensions, new_member
 from engine.agents.builtin.refinement import render_gene
 from engine.agents.builtin.render import approach_tag, new_spec, render_solution, with_families
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
@@ -168,13 +168,11 @@ def mutate(call: Call) -> Reply:
     rng = call.rng("mutate")
     strength = int(read_profile(call.text_var(*EVO_VARS["profile"])).get("strength", 1))
     new_gene = gene
-    if locus == "MODEL" and len(gene["members"]) < 3 and rng.random() < 0.25:
+    if locus == "MODEL" and len(gene["members"]) < MAX_MEMBERS and rng.random() < 0.25:
         present = {m["family"] for m in gene["members"]}
         spare = [f for f in PREFERENCE[call.kind] if f not in present]
         family = FAMILIES[rng.choice(spare[:4])]
-        member = {"name": family.key, "family": family.key, "params": dict(family.model_params[call.kind]),
-                  "prep": dict(family.prep)}
-        new_gene = {**gene, "members": gene["members"] + [member]}
+        new_gene = {**gene, "members": gene["members"] + [new_member(gene, family.key, call.kind)]}
         what = f"added a {family.title.lower()} member"
     else:
         dims = dimensions(locus, gene, call.kind)

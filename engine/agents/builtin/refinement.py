@@ -9,11 +9,13 @@ from typing import Any
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, block_reply, code_reply, require_spec
 from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.coordinate_search import (
+    ADD_MEMBER,
     Dim,
     apply_changes,
     dimensions,
     family_of,
     parse_changes,
+    partners,
     plan_text,
     propose,
 )
@@ -46,8 +48,9 @@ ALWAYS_STUDIED = "model_capacity"
 ABLATION_LINE = re.compile(r"^ABLATION (\S+) \| (.*?) \| \w+=([-+\d.eE]+|nan)\s*$", re.M)
 
 
-def _variant(spec: dict[str, Any], component: str) -> tuple[str, dict[str, Any]] | None:
-    """(description, changed spec) for one component, or None when it does not apply."""
+def _variant(spec: dict[str, Any], component: str, classes: int | None = None) -> tuple[str, dict[str, Any]] | None:
+    """(description, changed spec) for one component, or None when it does not apply; ``classes``
+    (a classification's class count, when known) orders the models a blend would add."""
     out = clone(spec)
     data, members = out["data"], out["model"]["members"]
     if component == "feature_engineering":
@@ -97,6 +100,14 @@ def _variant(spec: dict[str, Any], component: str) -> tuple[str, dict[str, Any]]
     if component == "ensemble_members" and len(members) > 1:
         out["model"]["members"] = members[:1]
         return f"only {members[0]['name']} (other models dropped)", out
+    if component == "ensemble_members":
+        # One model: the study is the other way, a blend with the family retrieval would draft
+        # beside it. That it helps is evidence for the MODEL block's ``ADD_MEMBER`` move.
+        others = partners(out["model"], spec["kind"], classes)
+        if not others:
+            return None
+        out["model"] = apply_changes("MODEL", out["model"], {ADD_MEMBER: others[0]}, spec["kind"])
+        return f"a {FAMILIES[others[0]].title} model added (predictions averaged)", out
     if component == "blending" and len(members) > 1:
         out["train"]["combine"] = "weighted" if spec["train"].get("combine") != "weighted" else "mean"
         return f"blend {spec['train'].get('combine')} -> {out['train']['combine']}", out
@@ -151,6 +162,7 @@ def ablation(call: Call) -> Reply:
     # Untried components first; among them model capacity, the setting that most often decides
     # a booster's score (and whose ablation tells the extractor which way to move it).
     names.sort(key=lambda name: (name in previous, name != ALWAYS_STUDIED))
+    classes = call.classes
     chosen: list[tuple[str, str, dict[str, Any]]] = []
     loci: set[str] = set()
     for prefer_new_locus in (True, False):
@@ -159,7 +171,7 @@ def ablation(call: Call) -> Reply:
                 continue
             if prefer_new_locus and COMPONENT_LOCUS[name] in loci:
                 continue
-            variant = _variant(spec, name)
+            variant = _variant(spec, name, classes)
             if variant is not None and variant[1] != spec:
                 chosen.append((name, variant[0], variant[1]))
                 loci.add(COMPONENT_LOCUS[name])
@@ -230,8 +242,8 @@ def _evidence(summary: str) -> list[tuple[str, str]]:
     return [(component, direction) for _, component, direction in sorted(found, reverse=True)]
 
 
-def _plan_from_evidence(spec: dict[str, Any], locus: str, dims: list[Dim],
-                        evidence: list[tuple[str, str]]) -> tuple[dict[str, Any], str] | None:
+def _plan_from_evidence(spec: dict[str, Any], locus: str, dims: list[Dim], evidence: list[tuple[str, str]],
+                        classes: int | None = None) -> tuple[dict[str, Any], str] | None:
     """The first change the ablation gives a reason for in this block, with that reason."""
     for component, direction in evidence:
         if COMPONENT_LOCUS[component] != locus:
@@ -244,22 +256,24 @@ def _plan_from_evidence(spec: dict[str, Any], locus: str, dims: list[Dim],
             changes = weaker_regularization(spec.get("reg") or {})
             reason = "Stronger regularisation scored worse, so weaker may score better."
         else:
-            changes = studied_changes(spec, component, locus, dims)
+            changes = studied_changes(spec, component, locus, dims, classes)
             reason = f"The ablation's {component.replace('_', ' ')} change scored better; this plan makes it."
         if changes:
             return changes, reason
     return None
 
 
-def studied_changes(spec: dict[str, Any], component: str, locus: str, dims: list[Dim]) -> dict[str, Any] | None:
+def studied_changes(spec: dict[str, Any], component: str, locus: str, dims: list[Dim],
+                    classes: int | None = None) -> dict[str, Any] | None:
     """The ablation's own variant of ``component`` as a change-set of the ``locus`` block, when
-    the block's settings can express it (dropping an ensemble member cannot)."""
-    variant = _variant(spec, component)
+    the block's settings can express it (dropping an ensemble member cannot, adding one can)."""
+    variant = _variant(spec, component, classes)
     if variant is None:
         return None
     changes = _gene_diff(locus, spec[GENE_KEY[locus]], variant[1][GENE_KEY[locus]])
     by_key = {d.key: d for d in dims}
-    if not changes or any(k not in by_key or v not in by_key[k].values for k, v in changes.items()):
+    if not changes or any((k not in by_key or v not in by_key[k].values) and k != ADD_MEMBER
+                          for k, v in changes.items()):
         return None
     return changes
 
@@ -272,8 +286,11 @@ def _gene_diff(locus: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str
         changes.update({f"feature.{f}": f in after for f in FEATURE_OPTIONS if (f in before) != (f in after)})
         return changes
     if locus == "MODEL":
-        return {f"{m['name']}.{p}": v for o, m in zip(old["members"], new["members"])
-                for p, v in m["params"].items() if o["params"].get(p) != v}
+        changes = {f"{m['name']}.{p}": v for o, m in zip(old["members"], new["members"])
+                   for p, v in m["params"].items() if o["params"].get(p) != v}
+        if len(new["members"]) == len(old["members"]) + 1:
+            changes[ADD_MEMBER] = new["members"][-1]["family"]
+        return changes
     if locus == "REGULARIZATION":
         return {f"{name}.{p}": v for name, params in new.items() for p, v in (params or {}).items()
                 if (old.get(name) or {}).get(p) != v}
@@ -341,7 +358,7 @@ def extractor(call: Call) -> Reply:
         dims = dimensions(locus, parsed[1], call.kind)
         pointing = ", ".join(c for c, _ in evidence[:2]) or (named.group(1) if named else "")
         why = f"The ablation summary points at {pointing}." if pointing else ""
-        planned = _plan_from_evidence(spec, locus, dims, evidence)
+        planned = _plan_from_evidence(spec, locus, dims, evidence, call.classes)
         if planned and shares_evidence and locus == pointed[0]:
             planned = _varied(planned, dims, call)
             if planned is None:     # nothing else to move here: explore the next block
@@ -375,7 +392,11 @@ def coder(call: Call) -> Reply:
     if not changes:
         raise CannotAnswer("builtin coder: the plan names no setting of this block it can change "
                            f"(settings: {', '.join(d.key for d in dims)})")
-    return block_reply(render_gene(call, locus, apply_changes(locus, gene, changes)),
+    try:
+        new_gene = apply_changes(locus, gene, changes, call.kind)
+    except ValueError as exc:
+        raise CannotAnswer(f"builtin coder: {exc}") from None
+    return block_reply(render_gene(call, locus, new_gene),
                        f"Applied: {json.dumps(changes, sort_keys=True)}")
 
 
@@ -387,7 +408,8 @@ def planner(call: Call) -> Reply:
     plans = [str(p) for p in call.list_var("plans")]
     scores = [as_float(s) for s in call.list_var("scores")]
     history = [(parse_changes(p, dims), scores[i] if i < len(scores) else None) for i, p in enumerate(plans)]
-    changes = propose(dims, history, call.score_rule, call.rng("planner"))
+    wider = [{ADD_MEMBER: key} for key in partners(gene, call.kind, call.classes)] if locus == "MODEL" else []
+    changes = propose(dims, history, call.score_rule, call.rng("planner"), wider)
     if not changes:
         raise CannotAnswer("builtin planner: every setting of this block near the best plan was tried")
     best = call.score_rule.best((s for _, s in history), lambda s: s, Ties.FIRST_WINS)

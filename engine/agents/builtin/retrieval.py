@@ -9,7 +9,6 @@ from engine.agents.builtin.catalog import FAMILIES, estimator_class, example_cod
 from engine.agents.builtin.render import new_spec, render_solution
 from engine.agents.builtin.search_rows import search_rows
 from engine.agents.builtin.spec import clone
-from engine.agents.builtin.target_classes import class_count
 
 
 def retriever(call: Call) -> Reply:
@@ -19,8 +18,7 @@ def retriever(call: Call) -> Reply:
         count = max(1, int(call.var("M", default=call.ctx.config.num_retrieved_models)))
     except (TypeError, ValueError):
         count = call.ctx.config.num_retrieved_models
-    classes = class_count(call.ctx.task_dir) if call.kind == "classification" else None
-    keys = retrieval_order(call.kind, classes)[:count]
+    keys = retrieval_order(call.kind, call.classes)[:count]
     models = [
         {"model_name": f"{FAMILIES[k].title} ({estimator_class(FAMILIES[k], call.kind)})",
          "example_code": example_code(FAMILIES[k], call.kind)}

@@ -1,0 +1,114 @@
+"""Issue 28 (spend the budget): a search whose settings are all known widens to a blend.
+
+A one-model solution has few settings (a k-NN: ten), so a long run's refinement paths used to
+re-propose scripts already scored until their steps ran out, and the run ended with a third of
+its time unused (held-out senator-tenure at 600 s: 72 % used). Once nothing near the best plan
+is left, the planner adds a model of another family to the MODEL block; an ablation of a
+one-model solution studies that blend, and a blend that helped is the extractor's plan.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+
+from engine.agents.builtin.catalog import FAMILIES
+from engine.agents.builtin.coordinate_search import (
+    ADD_MEMBER,
+    MAX_MEMBERS,
+    apply_changes,
+    dimensions,
+    new_member,
+    partners,
+)
+from engine.agents.builtin.spec import parse_gene_block, parse_spec
+
+TAG = re.compile(r"\[builtin-changes: (\{.*\})\]")
+
+
+def _knn(env):
+    script = env.ok("init", task_description="", model_name="k-nearest neighbours", example_code="").code
+    block = script[script.index("# [SECTION: MODEL]"):script.index("# [SECTION: LOSS]")].strip()
+    return script, block, parse_gene_block(block)[1]
+
+
+def _changes(plan: str) -> dict:
+    return json.loads(TAG.search(plan).group(1))
+
+
+def _every_setting(gene: dict) -> list[dict]:
+    """Every change-set of the block's own settings, as (knn) plans."""
+    dims = dimensions("MODEL", gene, "regression")
+    plans = []
+    for values in itertools.product(*(d.values for d in dims)):
+        changes = {d.key: v for d, v in zip(dims, values) if v != d.current}
+        if changes:
+            plans.append(changes)
+    return plans
+
+
+def test_a_converged_one_model_block_widens_to_a_blend_that_runs(regression):
+    script, block, gene = _knn(regression)
+    assert [m["family"] for m in gene["members"]] == ["knn"]
+    # Early in a loop the planner moves the block's own settings.
+    first = _changes(regression.ok("planner", code_block=block, plans=["[builtin-changes: {}]"],
+                                   scores=[40.0]).text)
+    assert ADD_MEMBER not in first
+
+    tried = _every_setting(gene)
+    scores = [40.0 + i for i in range(len(tried))]       # the first plan scored best (lower RMSE)
+    plans = [f"[builtin-changes: {json.dumps(c)}]" for c in tried]
+    widened = _changes(regression.ok("planner", code_block=block, plans=plans, scores=scores).text)
+    expected = partners(gene, "regression")
+    assert widened == {**tried[0], ADD_MEMBER: expected[0]}
+
+    plan = regression.ok("planner", code_block=block, plans=plans, scores=scores).text
+    assert f"add a {FAMILIES[expected[0]].title} model to the blend" in plan
+    new_block = regression.ok("coder", code_block=block, plan=plan).code
+    members = parse_gene_block(new_block)[1]["members"]
+    assert [m["family"] for m in members] == ["knn", expected[0]]
+    run = regression.run(script.replace(block, new_block, 1))
+    assert run.rc == 0 and run.score is not None, run.stderr
+
+    # With that blend scored too, the next family is tried, still from the best plan.
+    more = _changes(regression.ok("planner", code_block=block, plans=plans + [plan],
+                                  scores=scores + [45.0]).text)
+    assert more == {**tried[0], ADD_MEMBER: expected[1]}
+
+
+def test_a_one_model_ablation_studies_a_blend_and_its_gain_is_the_plan(regression):
+    script, block, _ = _knn(regression)
+    others = "model_capacity scaling loss_weighting feature_engineering categorical_encoding missing_indicators " \
+             "regularization blending"
+    abl = regression.ok("ablation", effect_id="phase2/path-0/t3/ablation", solution_script=script,
+                        previous_ablations=[others]).code
+    partner = partners(parse_spec(script)["model"], "regression")[0]
+    assert '("ensemble_members"' in abl and "model added (predictions averaged)" in abl
+    run = regression.run(abl)
+    assert run.rc == 0, run.stderr
+    row = re.search(r"^ABLATION ensemble_members \| (.*?) \| \w+=([-+\d.eE]+)$", run.stdout, re.M)
+    assert row is not None, run.stdout
+
+    summary = (f"Baseline rmse: 40.000000 (lower is better).\n- [component: ensemble_members] {row.group(1)}: "
+               "38.000000 (-2.000000); the change helps, so this is worth changing.")
+    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
+                         previous_code_blocks=[]).structured["plans"][0]
+    assert plan["code_block"] == block
+    assert _changes(plan["plan"]) == {ADD_MEMBER: partner}
+    assert "The ablation's ensemble members change scored better" in plan["plan"]
+
+
+def test_widening_stops_at_the_member_cap_and_refuses_unknown_families(regression):
+    _, block, gene = _knn(regression)
+    full = gene
+    while len(full["members"]) < MAX_MEMBERS:
+        full = apply_changes("MODEL", full, {ADD_MEMBER: partners(full, "regression")[0]}, "regression")
+    assert partners(full, "regression") == []
+    names = [m["name"] for m in full["members"]]
+    assert len(set(names)) == len(names)
+    # A member added under a name the block already uses gets its own.
+    assert new_member({"members": [{"name": "linear"}]}, "linear", "regression")["name"] == "linear_2"
+
+    refused = regression.fails("coder", code_block=block, plan='[builtin-changes: {"members.add": "transformer"}]')
+    assert "cannot add a member of family 'transformer'" in refused.error
