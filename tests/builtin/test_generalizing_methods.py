@@ -9,9 +9,9 @@ import textwrap
 
 import pytest
 
+from engine.agents.builtin.ablation_variants import ablation_variant as _variant
 from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.coordinate_search import dimensions
-from engine.agents.builtin.refinement import _variant
 from engine.agents.builtin.render import new_spec, render_solution
 
 pytestmark = pytest.mark.skipif("lightgbm" not in FAMILIES, reason="needs the ml extra (LightGBM)")

@@ -6,151 +6,34 @@ import json
 import re
 from typing import Any
 
+from engine.agents.builtin.ablation_variants import (
+    CAPACITY_STEP,
+    COMPONENT_LOCUS,
+    ablation_variant,
+    capacity_moves,
+    weaker_regularization,
+)
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, block_reply, code_reply, require_spec
-from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.coordinate_search import (
     ADD_MEMBER,
     Dim,
     apply_changes,
     dimensions,
-    family_of,
     parse_changes,
     partners,
     plan_text,
     propose,
 )
-from engine.agents.builtin.render import DEFAULT_FEATURES, render_ablation, render_section
+from engine.agents.builtin.render import render_ablation, render_section
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
-from engine.agents.builtin.render_model import NATIVE_CATEGORY_FAMILIES
-from engine.agents.builtin.spec import GENE_KEY, MARKER_RE, clone, parse_gene_block, section_block
+from engine.agents.builtin.spec import GENE_KEY, MARKER_RE, parse_gene_block, section_block
 from events.score import Ties
 
-COMPONENT_LOCUS = {
-    "feature_engineering": "DATA", "scaling": "DATA", "categorical_encoding": "DATA",
-    "missing_indicators": "DATA", "model_capacity": "MODEL", "ensemble_members": "MODEL",
-    "regularization": "REGULARIZATION", "loss_weighting": "LOSS", "blending": "TRAINING_TRICKS",
-}
-_STRONGER = {"C": lambda v: v / 10, "alpha": lambda v: v * 10, "min_samples_leaf": lambda v: int(v) * 4,
-             "min_child_samples": lambda v: int(v) * 2, "l2_regularization": lambda v: max(1.0, v * 10),
-             "max_depth": lambda v: 6, "subsample": lambda v: 0.6}
-# Weaker regularisation, as places along a family's value list: the smallest leaf a split may leave
-# and the penalties, the other way from _STRONGER. Its strength suits some tables and not others
-# (LightGBM's 40-row leaves on dev tasks, 5-fold: 82.4 RMSE against 63.2 at 10 on
-# industry-unemployment, a low-noise panel; 0.520 against 0.548 log loss on seattle-weather), so
-# which way to move it is what the ablation measured, not a constant.
-_WEAKER = {"min_child_samples": -2, "min_samples_leaf": -2, "alpha": -2, "l2_regularization": -2, "C": 2}
-_CAPACITY = ("n_estimators", "max_iter", "n_neighbors", "hidden_layer_sizes")
-CAPACITY_STEP = 2      # places along a family's value list: 400 -> 1000 trees for LightGBM
 NO_EFFECT = 1e-9       # relative score change below which a variant changed nothing
 # Every first ablation studies model capacity (``ablation``), whatever the path: its finding is
 # the one parallel paths share; the other components each path draws at random.
 ALWAYS_STUDIED = "model_capacity"
 ABLATION_LINE = re.compile(r"^ABLATION (\S+) \| (.*?) \| \w+=([-+\d.eE]+|nan)\s*$", re.M)
-
-
-def _variant(spec: dict[str, Any], component: str, classes: int | None = None) -> tuple[str, dict[str, Any]] | None:
-    """(description, changed spec) for one component, or None when it does not apply; ``classes``
-    (a classification's class count, when known) orders the models a blend would add."""
-    out = clone(spec)
-    data, members = out["data"], out["model"]["members"]
-    if component == "feature_engineering":
-        kept = [f for f in data["features"] if f in DEFAULT_FEATURES]
-        if len(kept) < len(data["features"]):
-            data["features"] = kept
-            return "engineered features removed", out
-        data["features"] = [f for f in FEATURE_OPTIONS if f in kept or f in ("missing_count", "row_stats")]
-        return "row statistics and missing counts added", out
-    if component == "scaling":
-        data["prep"]["scale"] = "standard" if data["prep"]["scale"] == "none" else "none"
-        return f"numeric scaling {spec['data']['prep']['scale']} -> {data['prep']['scale']}", out
-    if component == "categorical_encoding":
-        # A LightGBM member can take the categories natively; other models get one-hot columns.
-        native = any(m["family"] in NATIVE_CATEGORY_FAMILIES for m in members)
-        data["prep"]["encode"] = ("native" if native else "onehot") if data["prep"]["encode"] == "ordinal" else "ordinal"
-        return f"categorical encoding {spec['data']['prep']['encode']} -> {data['prep']['encode']}", out
-    if component == "missing_indicators":
-        data["prep"]["indicators"] = not data["prep"].get("indicators")
-        return f"missing-value indicator columns {'on' if data['prep']['indicators'] else 'off'}", out
-    if component == "model_capacity":
-        smaller = capacity_moves(members, -CAPACITY_STEP)
-        out["model"] = apply_changes("MODEL", out["model"], smaller)
-        shown = ", ".join(f"{key}={value}" for key, value in smaller.items())
-        return (f"smaller models ({shown})", out) if smaller else None
-    if component == "regularization":
-        changed = []
-        for params in out["reg"].values():
-            for param, value in params.items():
-                if param in _STRONGER and value is not None:
-                    params[param] = _STRONGER[param](value)
-                    changed.append(param)
-                elif param == "max_depth":
-                    params[param] = 6
-                    changed.append(param)
-        return (f"stronger regularisation ({', '.join(sorted(set(changed)))})", out) if changed else None
-    if component == "loss_weighting":
-        if spec["kind"] == "classification":
-            out["loss"]["class_weight"] = None if spec["loss"].get("class_weight") else "balanced"
-            return f"class_weight {spec['loss'].get('class_weight')} -> {out['loss']['class_weight']}", out
-        # Not standardising: rescaling the target changes nothing for trees. A log-link Poisson
-        # loss still fits the mean, which a squared-error metric scores; log1p fits the
-        # geometric mean, which is what a log-error metric scores.
-        shaped = "log1p" if spec["metric"] == "rmsle" else "poisson"
-        out["loss"]["target_transform"] = "none" if spec["loss"].get("target_transform") != "none" else shaped
-        return f"target transform {spec['loss'].get('target_transform')} -> {out['loss']['target_transform']}", out
-    if component == "ensemble_members" and len(members) > 1:
-        out["model"]["members"] = members[:1]
-        return f"only {members[0]['name']} (other models dropped)", out
-    if component == "ensemble_members":
-        # One model: the study is the other way, a blend with the family retrieval would draft
-        # beside it. That it helps is evidence for the MODEL block's ``ADD_MEMBER`` move.
-        others = partners(out["model"], spec["kind"], classes)
-        if not others:
-            return None
-        out["model"] = apply_changes("MODEL", out["model"], {ADD_MEMBER: others[0]}, spec["kind"])
-        return f"a {FAMILIES[others[0]].title} model added (predictions averaged)", out
-    if component == "blending" and len(members) > 1:
-        out["train"]["combine"] = "weighted" if spec["train"].get("combine") != "weighted" else "mean"
-        return f"blend {spec['train'].get('combine')} -> {out['train']['combine']}", out
-    return None
-
-
-def capacity_moves(members: list[dict[str, Any]], step: int) -> dict[str, Any]:
-    """Each member's first capacity setting moved ``step`` places along its family's value list,
-    as MODEL-block changes (``{"lightgbm.n_estimators": 1000}``); members already at the end
-    of their list in that direction are left out."""
-    changes: dict[str, Any] = {}
-    for member in members:
-        family = FAMILIES[member["family"]]
-        for param in _CAPACITY:
-            if param in member["params"] and param in family.space:
-                values = family.space[param]
-                current = member["params"][param]
-                moved = _along(values, current if current in values else values[-1], step)
-                if moved != current:
-                    changes[f"{member['name']}.{param}"] = moved
-                break
-    return changes
-
-
-def _along(values: list[Any], value: Any, step: int) -> Any:
-    """``value`` moved ``step`` places along a family's ordered ``values``, stopping at either end."""
-    return values[min(len(values) - 1, max(0, values.index(value) + step))]
-
-
-def weaker_regularization(reg: dict[str, Any]) -> dict[str, Any]:
-    """Each model's leaf-size and penalty settings (``_WEAKER``) moved along its family's value
-    list the weaker way, as REGULARIZATION-block changes (``{"lightgbm.min_child_samples": 10}``);
-    settings already at the end of their list are left out."""
-    changes: dict[str, Any] = {}
-    for name, params in reg.items():
-        family = FAMILIES.get(family_of(name) or "")
-        for param, value in (params or {}).items():
-            if family is None or param not in _WEAKER or param not in family.space or value not in family.space[param]:
-                continue
-            moved = _along(family.space[param], value, _WEAKER[param])
-            if moved != value:
-                changes[f"{name}.{param}"] = moved
-    return changes
 
 
 def ablation(call: Call) -> Reply:
@@ -171,7 +54,7 @@ def ablation(call: Call) -> Reply:
                 continue
             if prefer_new_locus and COMPONENT_LOCUS[name] in loci:
                 continue
-            variant = _variant(spec, name, classes)
+            variant = ablation_variant(spec, name, classes)
             if variant is not None and variant[1] != spec:
                 chosen.append((name, variant[0], variant[1]))
                 loci.add(COMPONENT_LOCUS[name])
@@ -267,7 +150,7 @@ def studied_changes(spec: dict[str, Any], component: str, locus: str, dims: list
                     classes: int | None = None) -> dict[str, Any] | None:
     """The ablation's own variant of ``component`` as a change-set of the ``locus`` block, when
     the block's settings can express it (dropping an ensemble member cannot, adding one can)."""
-    variant = _variant(spec, component, classes)
+    variant = ablation_variant(spec, component, classes)
     if variant is None:
         return None
     changes = _gene_diff(locus, spec[GENE_KEY[locus]], variant[1][GENE_KEY[locus]])
