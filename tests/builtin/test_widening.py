@@ -3,8 +3,8 @@
 A one-model solution has few settings (a k-NN: ten), so a long run's refinement paths used to
 re-propose scripts already scored until their steps ran out, and the run ended with a third of
 its time unused (held-out senator-tenure at 600 s: 72 % used). Once nothing near the best plan
-is left, the planner adds a model of another family to the MODEL block; an ablation of a
-one-model solution studies that blend, and a blend that helped is the extractor's plan.
+is left, the planner adds a model of another family to the MODEL block, and the scores decide
+whether the blend stays.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from engine.agents.builtin.coordinate_search import (
     new_member,
     partners,
 )
-from engine.agents.builtin.spec import parse_gene_block, parse_spec
+from engine.agents.builtin.spec import parse_gene_block
 
 TAG = re.compile(r"\[builtin-changes: (\{.*\})\]")
 
@@ -75,28 +75,6 @@ def test_a_converged_one_model_block_widens_to_a_blend_that_runs(regression):
     more = _changes(regression.ok("planner", code_block=block, plans=plans + [plan],
                                   scores=scores + [45.0]).text)
     assert more == {**tried[0], ADD_MEMBER: expected[1]}
-
-
-def test_a_one_model_ablation_studies_a_blend_and_its_gain_is_the_plan(regression):
-    script, block, _ = _knn(regression)
-    others = "model_capacity scaling loss_weighting feature_engineering categorical_encoding missing_indicators " \
-             "regularization blending"
-    abl = regression.ok("ablation", effect_id="phase2/path-0/t3/ablation", solution_script=script,
-                        previous_ablations=[others]).code
-    partner = partners(parse_spec(script)["model"], "regression")[0]
-    assert '("ensemble_members"' in abl and "model added (predictions averaged)" in abl
-    run = regression.run(abl)
-    assert run.rc == 0, run.stderr
-    row = re.search(r"^ABLATION ensemble_members \| (.*?) \| \w+=([-+\d.eE]+)$", run.stdout, re.M)
-    assert row is not None, run.stdout
-
-    summary = (f"Baseline rmse: 40.000000 (lower is better).\n- [component: ensemble_members] {row.group(1)}: "
-               "38.000000 (-2.000000); the change helps, so this is worth changing.")
-    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
-                         previous_code_blocks=[]).structured["plans"][0]
-    assert plan["code_block"] == block
-    assert _changes(plan["plan"]) == {ADD_MEMBER: partner}
-    assert "The ablation's ensemble members change scored better" in plan["plan"]
 
 
 def test_widening_stops_at_the_member_cap_and_refuses_unknown_families(regression):

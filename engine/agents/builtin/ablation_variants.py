@@ -1,12 +1,12 @@
 """The ablation's variants: one component of a builtin solution changed, and the moves that
-follow from what a variant measured (larger models, weaker regularisation, a blend)."""
+follow from what a variant measured (larger models, weaker regularisation)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from engine.agents.builtin.catalog import FAMILIES
-from engine.agents.builtin.coordinate_search import ADD_MEMBER, apply_changes, family_of, partners
+from engine.agents.builtin.coordinate_search import apply_changes, family_of
 from engine.agents.builtin.render import DEFAULT_FEATURES
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
 from engine.agents.builtin.render_model import NATIVE_CATEGORY_FAMILIES
@@ -30,9 +30,8 @@ _CAPACITY = ("n_estimators", "max_iter", "n_neighbors", "hidden_layer_sizes")
 CAPACITY_STEP = 2      # places along a family's value list: 400 -> 1000 trees for LightGBM
 
 
-def ablation_variant(spec: dict[str, Any], component: str, classes: int | None = None) -> tuple[str, dict[str, Any]] | None:
-    """(description, changed spec) for one component, or None when it does not apply; ``classes``
-    (a classification's class count, when known) orders the models a blend would add."""
+def ablation_variant(spec: dict[str, Any], component: str) -> tuple[str, dict[str, Any]] | None:
+    """(description, changed spec) for one component, or None when it does not apply."""
     out = clone(spec)
     data, members = out["data"], out["model"]["members"]
     if component == "feature_engineering":
@@ -82,14 +81,6 @@ def ablation_variant(spec: dict[str, Any], component: str, classes: int | None =
     if component == "ensemble_members" and len(members) > 1:
         out["model"]["members"] = members[:1]
         return f"only {members[0]['name']} (other models dropped)", out
-    if component == "ensemble_members":
-        # One model: the study is the other way, a blend with the family retrieval would draft
-        # beside it. That it helps is evidence for the MODEL block's ``ADD_MEMBER`` move.
-        others = partners(out["model"], spec["kind"], classes)
-        if not others:
-            return None
-        out["model"] = apply_changes("MODEL", out["model"], {ADD_MEMBER: others[0]}, spec["kind"])
-        return f"a {FAMILIES[others[0]].title} model added (predictions averaged)", out
     if component == "blending" and len(members) > 1:
         out["train"]["combine"] = "weighted" if spec["train"].get("combine") != "weighted" else "mean"
         return f"blend {spec['train'].get('combine')} -> {out['train']['combine']}", out

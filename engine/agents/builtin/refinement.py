@@ -45,7 +45,6 @@ def ablation(call: Call) -> Reply:
     # Untried components first; among them model capacity, the setting that most often decides
     # a booster's score (and whose ablation tells the extractor which way to move it).
     names.sort(key=lambda name: (name in previous, name != ALWAYS_STUDIED))
-    classes = call.classes
     chosen: list[tuple[str, str, dict[str, Any]]] = []
     loci: set[str] = set()
     for prefer_new_locus in (True, False):
@@ -54,7 +53,7 @@ def ablation(call: Call) -> Reply:
                 continue
             if prefer_new_locus and COMPONENT_LOCUS[name] in loci:
                 continue
-            variant = ablation_variant(spec, name, classes)
+            variant = ablation_variant(spec, name)
             if variant is not None and variant[1] != spec:
                 chosen.append((name, variant[0], variant[1]))
                 loci.add(COMPONENT_LOCUS[name])
@@ -125,8 +124,8 @@ def _evidence(summary: str) -> list[tuple[str, str]]:
     return [(component, direction) for _, component, direction in sorted(found, reverse=True)]
 
 
-def _plan_from_evidence(spec: dict[str, Any], locus: str, dims: list[Dim], evidence: list[tuple[str, str]],
-                        classes: int | None = None) -> tuple[dict[str, Any], str] | None:
+def _plan_from_evidence(spec: dict[str, Any], locus: str, dims: list[Dim],
+                        evidence: list[tuple[str, str]]) -> tuple[dict[str, Any], str] | None:
     """The first change the ablation gives a reason for in this block, with that reason."""
     for component, direction in evidence:
         if COMPONENT_LOCUS[component] != locus:
@@ -139,24 +138,22 @@ def _plan_from_evidence(spec: dict[str, Any], locus: str, dims: list[Dim], evide
             changes = weaker_regularization(spec.get("reg") or {})
             reason = "Stronger regularisation scored worse, so weaker may score better."
         else:
-            changes = studied_changes(spec, component, locus, dims, classes)
+            changes = studied_changes(spec, component, locus, dims)
             reason = f"The ablation's {component.replace('_', ' ')} change scored better; this plan makes it."
         if changes:
             return changes, reason
     return None
 
 
-def studied_changes(spec: dict[str, Any], component: str, locus: str, dims: list[Dim],
-                    classes: int | None = None) -> dict[str, Any] | None:
+def studied_changes(spec: dict[str, Any], component: str, locus: str, dims: list[Dim]) -> dict[str, Any] | None:
     """The ablation's own variant of ``component`` as a change-set of the ``locus`` block, when
-    the block's settings can express it (dropping an ensemble member cannot, adding one can)."""
-    variant = ablation_variant(spec, component, classes)
+    the block's settings can express it (dropping an ensemble member cannot)."""
+    variant = ablation_variant(spec, component)
     if variant is None:
         return None
     changes = _gene_diff(locus, spec[GENE_KEY[locus]], variant[1][GENE_KEY[locus]])
     by_key = {d.key: d for d in dims}
-    if not changes or any((k not in by_key or v not in by_key[k].values) and k != ADD_MEMBER
-                          for k, v in changes.items()):
+    if not changes or any(k not in by_key or v not in by_key[k].values for k, v in changes.items()):
         return None
     return changes
 
@@ -169,11 +166,8 @@ def _gene_diff(locus: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str
         changes.update({f"feature.{f}": f in after for f in FEATURE_OPTIONS if (f in before) != (f in after)})
         return changes
     if locus == "MODEL":
-        changes = {f"{m['name']}.{p}": v for o, m in zip(old["members"], new["members"])
-                   for p, v in m["params"].items() if o["params"].get(p) != v}
-        if len(new["members"]) == len(old["members"]) + 1:
-            changes[ADD_MEMBER] = new["members"][-1]["family"]
-        return changes
+        return {f"{m['name']}.{p}": v for o, m in zip(old["members"], new["members"])
+                for p, v in m["params"].items() if o["params"].get(p) != v}
     if locus == "REGULARIZATION":
         return {f"{name}.{p}": v for name, params in new.items() for p, v in (params or {}).items()
                 if (old.get(name) or {}).get(p) != v}
@@ -241,7 +235,7 @@ def extractor(call: Call) -> Reply:
         dims = dimensions(locus, parsed[1], call.kind)
         pointing = ", ".join(c for c, _ in evidence[:2]) or (named.group(1) if named else "")
         why = f"The ablation summary points at {pointing}." if pointing else ""
-        planned = _plan_from_evidence(spec, locus, dims, evidence, call.classes)
+        planned = _plan_from_evidence(spec, locus, dims, evidence)
         if planned and shares_evidence and locus == pointed[0]:
             planned = _varied(planned, dims, call)
             if planned is None:     # nothing else to move here: explore the next block
