@@ -7,6 +7,7 @@ import re
 import textwrap
 import time
 
+from engine.agents.builtin.coordinate_search import partners
 from engine.agents.builtin.ensembling import bagged_members, settings_of
 from engine.agents.builtin.render import render_section
 from engine.agents.builtin.render_final import GROWN_BAG
@@ -196,21 +197,57 @@ def test_ens_planner_bags_seeds_on_the_best_blend_once_the_methods_are_tried(reg
     assert "seeds" not in _planned(regression, linear, history[:4])
 
 
-def test_ens_planner_on_one_model_bags_it_or_says_there_is_nothing_to_blend(regression):
+def test_ens_planner_on_one_model_bags_it_then_blends_it_with_another_family(regression):
     """Paths that changed nothing hand Phase 3 the same solution twice (zip-state at 120 s ran two
-    21 s rounds of it, each the model itself): the only plan that can differ is a seed bag."""
+    21 s rounds of it, each the model itself): every blend of it is the model, so a seed bag comes
+    first, then a learned blend with one model of a family it lacks; past those, no answer."""
     forest = _solution(regression, "random forest")
     history: list[tuple[dict, float]] = []
     for seeds in (3, 5, 8):
         settings = _planned(regression, [forest, forest], history)
         assert settings == {"combine": "mean", "seeds": seeds}
         history.append((settings, 1.0))
+    others = partners(parse_spec(forest)["model"], "regression", cap=2)
+    for family in others:
+        settings = _planned(regression, [forest, forest], history)
+        assert settings == {"combine": "weighted", "add": family}
+        history.append((settings, 1.0))
     done = regression.ask("ens_planner", solutions=[forest, forest], plans=[_plan(s) for s, _ in history],
-                          scores=[1.0] * 3)
-    assert not isinstance(done, AgentCallCompleted) and "every seed bag of it was tried" in done.error
+                          scores=[1.0] * len(history))
+    assert not isinstance(done, AgentCallCompleted)
+    assert "every seed bag of it was tried, and every family it could be blended with was tried" in done.error
+    # A model whose fits do not vary with the seed has no bag: the blends come first.
     ridge = _solution(regression, "ridge")
-    none = regression.ask("ens_planner", solutions=[ridge, ridge], plans=[], scores=[])
-    assert not isinstance(none, AgentCallCompleted) and "do not vary with the seed" in none.error
+    assert _planned(regression, [ridge, ridge], []) == {"combine": "weighted", "add": "lightgbm"}
+
+
+def test_a_converged_phase_3_blends_in_a_family_none_of_the_solutions_has(regression):
+    """Issue 28 (spend the budget): held-out senator-tenure at 600 s ended Phase 3 after eight
+    rounds with a fifth of its limit left: two k-NN paths, every blend and setting tried, nothing
+    to bag. The next plan adds one model of another family, blended by the learned method that
+    scored best; the ensembler's script fits it beside the solutions' models and runs."""
+    knn = _solution(regression, "k-nearest neighbours")
+    spec = parse_spec(knn)
+    spec["model"]["members"][0]["params"]["n_neighbors"] = 40
+    from engine.agents.builtin.render import render_solution
+    sols = [knn, render_solution(spec)]
+    history = [({"combine": m}, 1.0) for m in ("mean", "weighted", "stacking", "median")]
+    history[2] = ({"combine": "stacking"}, 0.8)
+    history += [({"combine": "stacking", "meta_c": 0.1}, 1.0), ({"combine": "stacking", "meta_c": 10.0}, 1.0),
+                ({"combine": "weighted", "rounds": 50}, 1.0), ({"combine": "weighted", "rounds": 10}, 1.0)]
+    plan = regression.ok("ens_planner", solutions=sols, plans=[_plan(s) for s, _ in history],
+                         scores=[score for _, score in history]).text
+    first = partners(parse_spec(knn)["model"], "regression")[0]
+    assert settings_of(plan) == {"combine": "stacking", "add": first}
+    assert "a family none of the solutions has" in plan
+
+    ens = regression.ok("ensembler", solutions=sols, plan=plan).code
+    merged = parse_spec(ens)
+    assert [m["family"] for m in merged["model"]["members"]] == ["knn", "knn", first]
+    assert merged["train"]["combine"] == "stacking" and "add" not in merged["train"]
+    run = regression.run(ens)
+    assert run.rc == 0 and run.score is not None, run.stderr
+    assert len(re.findall(r"Member \S+: validation rmse", run.stdout)) == 3
 
 
 def test_seed_bagged_ensemble_fits_each_seed_varying_member_per_seed(regression):
@@ -315,7 +352,8 @@ def test_a_bag_fit_on_all_rows_keeps_the_fits_the_engine_s_deadline_leaves_time_
 def test_ens_planner_tries_every_method_s_bags_and_settings_before_it_gives_up(regression):
     """Past the best combination's refinements, each other method gets its own (bird-strike-
     damage at 120 s ran out after 12 rounds with a fifth of its time left): 4 methods, 3 bags
-    each, 2 settings each for the weighted blend and stacking, every plan once, then no answer."""
+    each, 2 settings each for the weighted blend and stacking, then a blend with each family the
+    solutions lack, every plan once, then no answer."""
     sols = [_solution(regression, "random forest"), _solution(regression, "ridge")]
     history: list[tuple[dict, float]] = []
     while True:
@@ -328,8 +366,11 @@ def test_ens_planner_tries_every_method_s_bags_and_settings_before_it_gives_up(r
         history.append((settings, 0.7 if settings == {"combine": "weighted"} else 1.0))
         assert len(history) <= 40
     plans = [json.dumps(s, sort_keys=True) for s, _ in history]
-    assert len(plans) == len(set(plans)) == 4 + 3 * 4 + 2 * 2
+    # Then one blend per family the solutions lack, by the learned method that scored best.
+    others = partners({"members": [{"family": "random_forest"}, {"family": "linear"}]}, "regression")
+    assert len(plans) == len(set(plans)) == 4 + 3 * 4 + 2 * 2 + len(others)
     assert {"combine": "median", "seeds": 8} in [s for s, _ in history]
+    assert [s for s, _ in history[-len(others):]] == [{"combine": "weighted", "add": f} for f in others]
 
 
 def test_ensembler_blends_two_paths_that_differ_only_in_preparation(binary):

@@ -120,10 +120,11 @@ def new_member(gene: dict[str, Any], family_key: str, kind: str) -> dict[str, An
     return {"name": name, "family": family.key, "params": dict(family.model_params[kind]), "prep": dict(family.prep)}
 
 
-def partners(gene: dict[str, Any], kind: str, classes: int | None = None) -> list[str]:
+def partners(gene: dict[str, Any], kind: str, classes: int | None = None, cap: int = MAX_MEMBERS) -> list[str]:
     """The families a MODEL gene could add, in the order retrieval drafts them (a regularised
-    linear model right after the first booster: the model least like it), none it already has."""
-    if len(gene["members"]) >= MAX_MEMBERS:
+    linear model right after the first booster: the model least like it), none it already has;
+    none once it has ``cap`` members."""
+    if len(gene["members"]) >= cap:
         return []
     present = {m["family"] for m in gene["members"]}
     return [key for key in retrieval_order(kind, classes) if key not in present]

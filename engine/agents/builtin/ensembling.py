@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, code_reply
 from engine.agents.builtin.catalog import FAMILIES, bags_rows, varies_with_seed
+from engine.agents.builtin.coordinate_search import ADD_MEMBER, apply_changes, partners
 from engine.agents.builtin.render import render_solution
 from engine.agents.builtin.retrieval import merge_specs
 from engine.agents.builtin.spec import parse_spec
@@ -33,6 +34,11 @@ _VARIANTS: dict[str, tuple[str, float, list[float]]] = {"weighted": ("rounds", 2
 # Phase 3 (the time mode's, on a long limit) goes on lowering variance where it used to stop
 # when the methods ran out.
 SEED_BAGS = (3, 5, 8)
+# Once every blend of the solutions' models and its refinements were tried, a plan may add one
+# model of a family none of them has (``"add": family``), blended by the learned method that
+# scored best: a long Phase 3 whose solutions are one converged model (held-out senator-tenure
+# at 600 s: two k-NN paths, eight rounds, then no plan with a fifth of the limit left) still has
+# a next plan, and a learned blend gives the new model weight only where it helps.
 
 
 def settings_of(plan: str) -> dict | None:
@@ -85,7 +91,7 @@ def ens_planner(call: Call) -> Reply:
             best, best_score = settings, score
     specs = _specs(call)
     if specs and len(_merged(specs)["model"]["members"]) == 1:
-        return _plan_for_one_model(specs, tried)
+        return _plan_for_one_model(call, specs, history, tried)
     order = _methods(call)
     if best is not None:
         # A robust blend won so far -> try the other robust one next; else learned blends.
@@ -107,26 +113,59 @@ def ens_planner(call: Call) -> Reply:
         choice = next((c for base in bases for c in _refinements(base, can_bag)
                        if json.dumps(c, sort_keys=True) not in tried), None)
     if choice is None:
+        choice = _with_another_model(call, specs, history, tried)
+    if choice is None:
         raise CannotAnswer("builtin ens_planner: every combination method it knows was tried")
+    return _plan_reply(choice, best, best_score)
+
+
+def _plan_reply(choice: dict[str, Any], best: dict | None, best_score: float | None) -> Reply:
     text = _DESCRIPTION[str(choice["combine"])]
-    if len(choice) > 1:
-        text += " Settings: " + ", ".join(f"{k}={v}" for k, v in choice.items() if k != "combine") + "."
+    if choice.get("add") in FAMILIES:
+        text += (f" Add a {FAMILIES[choice['add']].title} model, a family none of the solutions has: a model "
+                 "unlike theirs errs differently, and the learned blend weighs it only where it helps.")
+    settings = {k: v for k, v in choice.items() if k not in ("combine", "add")}
+    if settings:
+        text += " Settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()) + "."
     if best is not None:
         text += f" Best so far: {best.get('combine')} with {best_score}."
     return Reply(text=f"{text} [builtin-ensemble: {json.dumps(choice, sort_keys=True)}]")
 
 
-def _plan_for_one_model(specs: list[dict], tried: set[str]) -> Reply:
+def _with_another_model(call: Call, specs: list[dict], history: list[tuple[dict | None, float | None]],
+                        tried: set[str]) -> dict[str, Any] | None:
+    """The learned blend that scored best (the weighted one when neither was tried) of the
+    solutions' models and one model of a family none of them has, first such plan not tried."""
+    if not specs:
+        return None
+    learned = [(s, score) for s, score in history if s and s.get("combine") in _LEARNED and "add" not in s]
+    best = call.score_rule.best(learned, lambda item: item[1], Ties.FIRST_WINS)
+    method = best[0]["combine"] if best is not None else "weighted"
+    model = _merged(specs)["model"]
+    for family in partners(model, call.kind, call.classes, cap=len(model["members"]) + 1):
+        plan = {"combine": method, "add": family}
+        if json.dumps(plan, sort_keys=True) not in tried:
+            return plan
+    return None
+
+
+def _plan_for_one_model(call: Call, specs: list[dict], history: list[tuple[dict | None, float | None]],
+                        tried: set[str]) -> Reply:
     """The solutions hold one model between them (paths that changed nothing, or the same model
-    prepared the same way): every blend of it is the model itself, so only a seed bag can differ."""
+    prepared the same way): every blend of it is the model itself, so only a seed bag, or a blend
+    with a model of another family, can differ."""
     bags = [{"combine": "mean", "seeds": n} for n in SEED_BAGS] if any(bagged_members(s) for s in specs) else []
     choice = next((b for b in bags if json.dumps(b, sort_keys=True) not in tried), None)
-    if choice is None:
+    if choice is not None:
+        return Reply(text=f"The solutions hold a single model between them: fit it under {choice['seeds']} seeds "
+                          f"and average. [builtin-ensemble: {json.dumps(choice, sort_keys=True)}]")
+    widened = _with_another_model(call, specs, history, tried)
+    if widened is None:
         raise CannotAnswer("builtin ens_planner: the solutions hold a single model between them, so any blend of "
                            "it is the model itself" + ("; every seed bag of it was tried" if bags else
-                                                       ", and its fits do not vary with the seed"))
-    return Reply(text=f"The solutions hold a single model between them: fit it under {choice['seeds']} seeds "
-                      f"and average. [builtin-ensemble: {json.dumps(choice, sort_keys=True)}]")
+                                                       ", and its fits do not vary with the seed")
+                           + ", and every family it could be blended with was tried")
+    return _plan_reply(widened, None, None)
 
 
 def bagged_members(spec: dict[str, Any]) -> list[str]:
@@ -165,6 +204,9 @@ def ensembler(call: Call) -> Reply:
     seeds = settings.get("seeds")
     if "seeds" in settings and not (isinstance(seeds, int) and 1 <= seeds <= max(SEED_BAGS)):
         settings = {k: v for k, v in settings.items() if k != "seeds"}   # a plan's odd value: one seed
+    added = settings.pop("add", None)
+    if added in FAMILIES and added not in {m["family"] for m in merged["model"]["members"]}:
+        merged["model"] = apply_changes("MODEL", merged["model"], {ADD_MEMBER: added}, call.kind)
     # A boosted member keeps being sized by early stopping when a solution it comes from was.
     kept = {k: v for k, v in merged["train"].items() if k == "final_fit"}
     if any(spec["train"].get("early_stop") for spec in usable):
@@ -172,6 +214,8 @@ def ensembler(call: Call) -> Reply:
     merged["train"] = {**kept, **settings}
     note = f"Ensemble of {len(merged['model']['members'])} models from {len(usable)} solutions ({settings['combine']}"
     note += f", each seed-varying model fit under {settings['seeds']} seeds)." if int(settings.get("seeds", 1)) > 1 else ")."
+    if added in FAMILIES and merged["model"]["members"][-1]["family"] == added:
+        note += f" A {FAMILIES[str(added)].title} model, which none of the solutions has, was added."
     if len(usable) < len(solutions):
         note += f" {len(solutions) - len(usable)} solution(s) without a builtin spec were left out."
     return code_reply(render_solution(merged), note)
