@@ -22,7 +22,7 @@ from engine.agents.builtin.coordinate_search import (
     new_member,
     partners,
 )
-from engine.agents.builtin.spec import parse_gene_block
+from engine.agents.builtin.spec import parse_gene_block, parse_spec
 
 TAG = re.compile(r"\[builtin-changes: (\{.*\})\]")
 
@@ -90,3 +90,15 @@ def test_widening_stops_at_the_member_cap_and_refuses_unknown_families(regressio
 
     refused = regression.fails("coder", code_block=block, plan='[builtin-changes: {"members.add": "transformer"}]')
     assert "cannot add a member of family 'transformer'" in refused.error
+    odd = regression.fails("coder", code_block=block, plan='[builtin-changes: {"members.add": ["svm"]}]')
+    assert "cannot add a member of family ['svm']" in odd.error
+
+
+def test_an_ensemble_plan_naming_no_known_family_adds_nothing(regression):
+    script, _, _ = _knn(regression)
+    for odd in ('"transformer"', '["svm"]', "3"):
+        plan = f'Blend them. [builtin-ensemble: {{"combine": "mean", "add": {odd}}}]'
+        ens = regression.ok("ensembler", solutions=[script, script], plan=plan)
+        spec = parse_spec(ens.code)
+        assert [m["family"] for m in spec["model"]["members"]] == ["knn"]
+        assert spec["train"]["combine"] == "mean" and "add" not in spec["train"]

@@ -42,8 +42,8 @@ _WHY = {
 }
 # Widening the MODEL block: a member of a family the block lacks, as a change-set entry
 # ``{"members.add": "<family>"}``. A model unlike the current ones errs differently, so a blend
-# can beat every setting of them; it is tried once the settings near the best plan are known (a
-# one-model block has few: a k-NN's ten) or when an ablation measured such a blend helping.
+# can beat every setting of them; the planner tries it once the settings near the best plan are
+# known (a one-model block has few: a k-NN's ten).
 ADD_MEMBER = "members.add"
 MAX_MEMBERS = 3   # as the evolutionary mutation: each member is one more fit in every run
 
@@ -136,7 +136,7 @@ def apply_changes(locus: str, gene: dict[str, Any], changes: dict[str, Any], kin
     for key, value in changes.items():
         head, _, param = key.partition(".")
         if locus == "MODEL" and key == ADD_MEMBER:
-            if kind is None or value not in FAMILIES:
+            if kind is None or not isinstance(value, str) or value not in FAMILIES:
                 raise ValueError(f"cannot add a member of family {value!r} (known: {', '.join(FAMILIES)})")
             out["members"].append(new_member(out, value, kind))
         elif locus == "DATA" and head == "prep":
@@ -163,7 +163,7 @@ def describe(dims: list[Dim], changes: dict[str, Any]) -> str:
     by_key = {d.key: d for d in dims}
     parts = []
     for key, value in changes.items():
-        if key == ADD_MEMBER and value in FAMILIES:
+        if key == ADD_MEMBER and isinstance(value, str) and value in FAMILIES:
             parts.append(f"add a {FAMILIES[value].title} model to the blend (a model unlike the "
                          "current ones errs differently, so averaging them cancels part of each one's error)")
             continue
