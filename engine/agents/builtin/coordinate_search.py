@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,10 +211,11 @@ def _key(changes: dict[str, Any]) -> str:
 
 
 def propose(dims: list[Dim], history: list[tuple[dict[str, Any] | None, float | None]],
-            rule: Score, rng: random.Random, wider: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+            rule: Score, rng: random.Random,
+            wider: Callable[[], list[dict[str, Any]]] | None = None) -> dict[str, Any] | None:
     """Next change-set to try, relative to the original block; None when the space is exhausted.
-    ``wider``: moves out of the block's settings (``ADD_MEMBER``), made from the best plan once
-    nothing near it is left."""
+    ``wider`` gives moves out of the block's settings (``ADD_MEMBER``), made from the best plan once
+    nothing near it is left; it is called only then (it may read the task's files)."""
     if not dims and not wider:
         return None
     tried = {_key(c) for c, _ in history if c is not None}
@@ -265,7 +267,7 @@ def propose(dims: list[Dim], history: list[tuple[dict[str, Any] | None, float | 
         jump = {k: v for k, v in jump.items() if k not in by_key or v != by_key[k].current}
         if _key(jump) not in tried:
             return jump
-    return _widened(wider or [], incumbent, tried)
+    return _widened(wider() if wider else [], incumbent, tried)
 
 
 def _widened(wider: list[dict[str, Any]], incumbent: dict[str, Any], tried: set[str]) -> dict[str, Any] | None:

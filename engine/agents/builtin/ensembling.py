@@ -205,8 +205,10 @@ def ensembler(call: Call) -> Reply:
     if "seeds" in settings and not (isinstance(seeds, int) and 1 <= seeds <= max(SEED_BAGS)):
         settings = {k: v for k, v in settings.items() if k != "seeds"}   # a plan's odd value: one seed
     added = settings.pop("add", None)
-    added = added if isinstance(added, str) and added in FAMILIES else None   # a plan's odd value: none
-    if added is not None and added not in {m["family"] for m in merged["model"]["members"]}:
+    present = {m["family"] for m in merged["model"]["members"]}
+    if not isinstance(added, str) or added not in FAMILIES or added in present:
+        added = None        # a plan's odd value, or a family the solutions have: nothing to add
+    if added is not None:
         merged["model"] = apply_changes("MODEL", merged["model"], {ADD_MEMBER: added}, call.kind)
     # A boosted member keeps being sized by early stopping when a solution it comes from was.
     kept = {k: v for k, v in merged["train"].items() if k == "final_fit"}
@@ -215,7 +217,7 @@ def ensembler(call: Call) -> Reply:
     merged["train"] = {**kept, **settings}
     note = f"Ensemble of {len(merged['model']['members'])} models from {len(usable)} solutions ({settings['combine']}"
     note += f", each seed-varying model fit under {settings['seeds']} seeds)." if int(settings.get("seeds", 1)) > 1 else ")."
-    if added is not None and merged["model"]["members"][-1]["family"] == added:
+    if added is not None:
         note += f" A {FAMILIES[added].title} model, which none of the solutions has, was added."
     if len(usable) < len(solutions):
         note += f" {len(solutions) - len(usable)} solution(s) without a builtin spec were left out."

@@ -285,7 +285,9 @@ def planner(call: Call) -> Reply:
     plans = [str(p) for p in call.list_var("plans")]
     scores = [as_float(s) for s in call.list_var("scores")]
     history = [(parse_changes(p, dims), scores[i] if i < len(scores) else None) for i, p in enumerate(plans)]
-    wider = [{ADD_MEMBER: key} for key in partners(gene, call.kind, call.classes)] if locus == "MODEL" else []
+    def wider() -> list[dict[str, Any]]:
+        return [{ADD_MEMBER: key} for key in partners(gene, call.kind, call.classes)] if locus == "MODEL" else []
+
     changes = propose(dims, history, call.score_rule, call.rng("planner"), wider)
     if not changes:
         raise CannotAnswer("builtin planner: every setting of this block near the best plan was tried")
