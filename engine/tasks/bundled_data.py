@@ -17,6 +17,7 @@ from sklearn.utils import Bunch
 
 from engine.tasks import bundled_islp as islp
 from engine.tasks.bundled_coverage import COVERAGE_SPECS
+from engine.tasks.bundled_films_places import FILMS_PLACES_SPECS
 from engine.tasks.bundled_more import MORE_SPECS
 from engine.tasks.bundled_spec import BundledSpec
 from events.domain import TaskType
@@ -235,5 +236,6 @@ SPECS: dict[str, BundledSpec] = {
         ),
         *COVERAGE_SPECS,
         *MORE_SPECS,
+        *FILMS_PLACES_SPECS,
     )
 }

@@ -27,10 +27,12 @@ _EDUCATION = {
 }
 
 
-def read_vendored(name: str) -> pd.DataFrame:
-    """A gzip-compressed CSV from ``engine/tasks/data``."""
+def read_vendored(name: str, only_empty_is_missing: bool = False) -> pd.DataFrame:
+    """A gzip-compressed CSV from ``engine/tasks/data``. ``only_empty_is_missing`` for tables where
+    text such as "NA" (Namibia's country code) or "None" is a value, not a gap."""
+    options = {"keep_default_na": False, "na_values": [""]} if only_empty_is_missing else {}
     with (resources.files("engine.tasks") / "data" / name).open("rb") as handle:
-        return pd.read_csv(handle, compression="gzip")
+        return pd.read_csv(handle, compression="gzip", **options)
 
 
 def blank_cells(frame: pd.DataFrame, fractions: dict[str, float], seed: int) -> pd.DataFrame:
