@@ -32,8 +32,12 @@ DEVELOPMENT: tuple[str, ...] = (
     # read in full without a change (route-airline), or read for a fall no change was made from
     # (solar-module-technology, whose rotation stop 42 asked for).
     "route-airline", "senator-tenure", "solar-module-technology",
+    # Held out on 2026-11-27 for one run (120 s, seed 0, 6c0edd3: far behind both peers), then their
+    # logs were read and the agent changed for what they showed (Phase 1 waits longer for its first
+    # choice, from town-country; docs/heldout-protocol.md).
+    "airport-elevation", "town-country",
 )
-HELD_OUT: tuple[str, ...] = ("athlete-weight", "film-oscar", "airport-elevation", "town-country")
+HELD_OUT: tuple[str, ...] = ("athlete-weight", "film-oscar")
 SETS: dict[str, tuple[str, ...]] = {"dev": DEVELOPMENT, "heldout": HELD_OUT}
 
 
