@@ -125,6 +125,26 @@ def regions_task(dest: Path, n: int = 1600) -> Path:
     return _write(dest, train, test, sample)
 
 
+def named_products_task(dest: Path, n: int = 1000) -> Path:
+    """Which of four technologies a product is, told only by its maker: the first word of a name
+    that differs on every row ("Vela Solar VX-4821"); one name in twenty is missing, and a date
+    column is text that also differs on nearly every row."""
+    rng = np.random.default_rng(7)
+    makers = [f"{a}{b}" for a in ("Sol", "Vel", "Tor", "Kan", "Mir") for b in ("ar", "ex", "io", "um", "on", "ta", "ix", "os")]
+    tech = {m: ["mono", "multi", "thin", "cdte"][i % 4] for i, m in enumerate(makers)}
+    maker = rng.choice(makers, size=n)
+    name = pd.Series([f"{m} {rng.choice(['Solar', 'Energy', 'Power'])} {m[:2].upper()}-{i:05d}"
+                      for i, m in enumerate(maker)], dtype=object)
+    name[rng.random(n) < 0.05] = np.nan
+    days = (pd.Timestamp("2000-01-01") + pd.to_timedelta(rng.permutation(n) * 3, unit="D")).strftime("%Y-%m-%d")
+    df = pd.DataFrame({"id": np.arange(n), "name": name, "listed": days, "watts": rng.normal(300, 40, size=n),
+                       "technology": [tech[m] for m in maker]})
+    cut = int(n * 0.8)
+    train, test = df.iloc[:cut], df.iloc[cut:].drop(columns="technology")
+    sample = pd.DataFrame({"id": test["id"], "technology": "mono"})
+    return _write(dest, train, test, sample)
+
+
 TASKS = {
     "binary": (binary_task, TaskType.classification, "roc_auc", MetricDirection.maximize),
     "multiclass": (multiclass_task, TaskType.classification, "accuracy", MetricDirection.maximize),
@@ -133,6 +153,7 @@ TASKS = {
     # Enough rows (2,400 to train on) that early stopping has a held-out tenth to read.
     "dated-counts-3k": (partial(dated_counts_task, n=3000), TaskType.regression, "rmse", MetricDirection.minimize),
     "regions": (regions_task, TaskType.classification, "accuracy", MetricDirection.maximize),
+    "named-products": (named_products_task, TaskType.classification, "accuracy", MetricDirection.maximize),
     "noisy-logloss": (noisy_logloss_task, TaskType.classification, "logloss", MetricDirection.minimize),
 }
 

@@ -178,7 +178,7 @@ def test_a_test_version_on_many_more_rows_than_the_search_grows_its_trees_where_
 
 def test_date_text_becomes_calendar_numbers_also_for_dates_never_seen_in_training(counts):
     spec = _spec("regression", "rmse")
-    assert spec["data"]["features"] == ["dates"]  # on by default; the ablation may take it away
+    assert spec["data"]["features"] == ["dates", "name_words"]  # on by default; the ablation may take them away
     found, _ = _probe(counts, spec, '{"columns": sorted(c for c in X_test.columns if c.startswith("fe_")), '
                                     '"unseen_missing": int(X_test["fe_date_days"].isna().sum()), '
                                     '"weekdays": sorted(X_test["fe_date_dayofweek"].unique().tolist())}')
@@ -192,6 +192,33 @@ def test_text_that_is_not_a_date_gets_no_calendar_columns(multiclass):
     assert found == []
 
 
+@pytest.fixture(scope="module")
+def products(tmp_path_factory):
+    from conftest import Env
+
+    return Env("named-products", tmp_path_factory.mktemp("named-products"))
+
+
+def test_a_name_that_differs_on_every_row_reaches_the_model_as_its_first_and_last_words(products):
+    """The maker is the first word of a name no two rows share: as a category the name is useless
+    (every test name is unseen); its words carry the class. A missing name has no words, and a
+    date column, text that differs on nearly every row too, is read as a date, not as a name."""
+    spec = _spec("classification", "accuracy")
+    probe = ('[NAME_COLS, DATE_COLS, '
+             'X_test.loc[test_df["name"].notna(), ["name_first_word", "name_last_word"]].head(3).values.tolist(), '
+             'test_df["name"].dropna().head(3).tolist(), int(X["fe_name_words"].max()), '
+             'bool(X.loc[train_df["name"].isna(), ["name_first_word", "fe_name_words"]].isna().all().all()), '
+             'sorted(set(X_test["name_first_word"].dropna()) - set(X["name_first_word"].dropna()))]')
+    (names, dates, words, texts, most_words, gaps_kept, unseen), with_words = _probe(products, spec, probe)
+    assert names == ["name"] and dates == ["listed"]
+    # "Tortix Power TO-00817": the maker first, the code's letters last (digits are not words).
+    assert words == [[t.split()[0].lower(), t.split()[-1].split("-")[0].lower()] for t in texts]
+    assert most_words == 3 and gaps_kept and unseen == []
+    without = products.run(render_solution(_spec("classification", "accuracy", data__features=["dates"])))
+    assert without.rc == 0, without.stderr
+    assert with_words.score > 0.95 > 0.5 > without.score   # the maker tells the class; the watts do not
+
+
 def test_the_ablation_puts_poisson_native_categories_and_dates_to_the_validation_test():
     spec = _spec("regression", "rmse")
     assert _variant(spec, "loss_weighting")[1]["loss"]["target_transform"] == "poisson"
@@ -199,9 +226,9 @@ def test_the_ablation_puts_poisson_native_categories_and_dates_to_the_validation
     assert _variant(log_metric, "loss_weighting")[1]["loss"]["target_transform"] == "log1p"
     assert _variant(spec, "categorical_encoding")[1]["data"]["prep"]["encode"] == "native"
     added = _variant(spec, "feature_engineering")[1]["data"]["features"]
-    assert added == ["missing_count", "row_stats", "dates"]
+    assert added == ["missing_count", "row_stats", "dates", "name_words"]
     assert _variant({**spec, "data": {**spec["data"], "features": added}}, "feature_engineering")[1]["data"][
-        "features"] == ["dates"]
+        "features"] == ["dates", "name_words"]
     keys = {d.key: d.values for d in dimensions("LOSS", spec["loss"], "regression")}
     assert "poisson" in keys["target_transform"]
     keys = {d.key: d.values for d in dimensions("DATA", spec["data"], "regression")}

@@ -10,9 +10,10 @@ from engine.agents.builtin.render_model import render_loss, render_model, render
 from engine.agents.builtin.render_train import render_train
 from engine.agents.builtin.spec import LOCI, clone, join_sections
 
-# Date-like text columns become calendar numbers unless the search finds that worse: without
-# it an unseen test date is an unknown category; on a table without dates it adds nothing.
-DEFAULT_FEATURES = ("dates",)
+# Date-like text columns become calendar numbers, and names nearly all different their first and
+# last words, unless the search finds that worse: without them an unseen test date or name is an
+# unknown category; on a table without dates or names they add nothing.
+DEFAULT_FEATURES = ("dates", "name_words")
 _SECTION_RENDERERS = {
     "DATA": render_data,
     "MODEL": render_model,
