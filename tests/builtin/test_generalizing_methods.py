@@ -219,6 +219,16 @@ def test_a_name_that_differs_on_every_row_reaches_the_model_as_its_first_and_las
     assert with_words.score > 0.95 > 0.5 > without.score   # the maker tells the class; the watts do not
 
 
+def test_past_many_classes_a_name_gets_no_word_columns(products):
+    """A word's target means take one column per class; past MANY_CLASSES the words are left out
+    (here four classes against a bound lowered to three)."""
+    code = render_solution(_spec("classification", "accuracy")).replace("MANY_CLASSES = 10\n", "MANY_CLASSES = 3\n")
+    assert "MANY_CLASSES = 3\n" in code
+    run = products.run(code + "\nprint('PROBE', NAME_COLS, [c for c in X.columns if 'word' in c])\n")
+    assert run.rc == 0, run.stderr
+    assert "PROBE [] []" in run.stdout
+
+
 def test_the_ablation_puts_poisson_native_categories_and_dates_to_the_validation_test():
     spec = _spec("regression", "rmse")
     assert _variant(spec, "loss_weighting")[1]["loss"]["target_transform"] == "poisson"
