@@ -286,9 +286,9 @@ def planner(call: Call) -> Reply:
     scores = [as_float(s) for s in call.list_var("scores")]
     history = [(parse_changes(p, dims), scores[i] if i < len(scores) else None) for i, p in enumerate(plans)]
     def wider() -> list[dict[str, Any]]:
-        return [{ADD_MEMBER: key} for key in partners(gene, call.kind, call.classes)] if locus == "MODEL" else []
+        return [{ADD_MEMBER: key} for key in partners(gene, call.kind, call.classes)]
 
-    changes = propose(dims, history, call.score_rule, call.rng("planner"), wider)
+    changes = propose(dims, history, call.score_rule, call.rng("planner"), wider if locus == "MODEL" else None)
     if not changes:
         raise CannotAnswer("builtin planner: every setting of this block near the best plan was tried")
     best = call.score_rule.best((s for _, s in history), lambda s: s, Ties.FIRST_WINS)
