@@ -72,7 +72,8 @@ def _split(spec: BundledSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
     data = spec.load()
     rng = np.random.default_rng(spec.seed)
     data = data.iloc[rng.permutation(len(data))].reset_index(drop=True)
-    data.insert(0, ID_COLUMN, np.arange(len(data)))
+    # concat, not insert: a wide table's columns (yeast-gene-function's 104) would warn of fragmentation.
+    data = pd.concat([pd.Series(np.arange(len(data)), name=ID_COLUMN), data], axis=1)
     if spec.task_type.value == "regression":
         groups = [data.index.to_numpy()]
     else:

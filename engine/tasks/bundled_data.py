@@ -18,6 +18,7 @@ from sklearn.utils import Bunch
 from engine.tasks import bundled_islp as islp
 from engine.tasks.bundled_coverage import COVERAGE_SPECS
 from engine.tasks.bundled_films_places import FILMS_PLACES_SPECS
+from engine.tasks.bundled_measurements import MEASUREMENT_SPECS
 from engine.tasks.bundled_more import MORE_SPECS
 from engine.tasks.bundled_spec import BundledSpec
 from events.domain import TaskType
@@ -237,5 +238,6 @@ SPECS: dict[str, BundledSpec] = {
         *COVERAGE_SPECS,
         *MORE_SPECS,
         *FILMS_PLACES_SPECS,
+        *MEASUREMENT_SPECS,
     )
 }

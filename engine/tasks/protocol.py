@@ -37,7 +37,11 @@ DEVELOPMENT: tuple[str, ...] = (
     # choice, from town-country; docs/heldout-protocol.md).
     "airport-elevation", "town-country",
 )
-HELD_OUT: tuple[str, ...] = ("athlete-weight", "film-oscar")
+HELD_OUT: tuple[str, ...] = (
+    "athlete-weight", "film-oscar",
+    # Added on 2026-11-27 (the fifth rotation) from two packages' tables no run had seen.
+    "hourly-sunlight", "yeast-gene-function", "image-segment",
+)
 SETS: dict[str, tuple[str, ...]] = {"dev": DEVELOPMENT, "heldout": HELD_OUT}
 
 
