@@ -145,6 +145,22 @@ def named_products_task(dest: Path, n: int = 1000) -> Path:
     return _write(dest, train, test, sample)
 
 
+def rare_class_task(dest: Path, n: int = 2500) -> Path:
+    """Two classes from the sign of a sum, and a third class of only two training rows (solar
+    modules' rare technologies): a fit on part of the rows can hold one member of it, or none."""
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(n, 4))
+    label = np.where(x[:, 0] + 0.5 * x[:, 1] > 0, "up", "down").astype(object)
+    label[[3, 11]] = "rare"
+    df = pd.DataFrame(x, columns=["a", "b", "c", "d"])
+    df.insert(0, "id", np.arange(n))
+    df["kind"] = label
+    cut = int(n * 0.8)
+    train, test = df.iloc[:cut], df.iloc[cut:].drop(columns="kind")
+    sample = pd.DataFrame({"id": test["id"], "kind": "up"})
+    return _write(dest, train, test, sample)
+
+
 TASKS = {
     "binary": (binary_task, TaskType.classification, "roc_auc", MetricDirection.maximize),
     "multiclass": (multiclass_task, TaskType.classification, "accuracy", MetricDirection.maximize),
@@ -155,6 +171,7 @@ TASKS = {
     "regions": (regions_task, TaskType.classification, "accuracy", MetricDirection.maximize),
     "named-products": (named_products_task, TaskType.classification, "accuracy", MetricDirection.maximize),
     "noisy-logloss": (noisy_logloss_task, TaskType.classification, "logloss", MetricDirection.minimize),
+    "rare-class": (rare_class_task, TaskType.classification, "accuracy", MetricDirection.maximize),
 }
 
 
