@@ -9,7 +9,8 @@
 Phases run strictly one after another (REQ-OR-017). Each runs in its own time window
 (``handlers.timebudget``: 10/65/15/10 of the limit, what a phase leaves unused passes to the
 later ones, every window ending by the limit) as a task raced against a guard timer and the
-budget (``handlers.mlestar.phaserun``).
+budget (``handlers.mlestar.phaserun``). In the time mode Phase 3 stays in the plan only if its share
+can hold one ensemble round; else Phase 2 gets its share from the start (``_plan_phase3``).
 
 Limits (REQ-OR-024/029/030/034): when a phase's deadline passes it is cancelled and the pipeline
 moves on with the best solution so far; when the finalize-now point is reached or the budget
@@ -78,8 +79,10 @@ from handlers.mlestar.bestsofar import best_so_far, best_solution_id, track_best
 from handlers.mlestar.finalchoice import best_round, choose_final
 from handlers.mlestar.phase1 import first_choice, post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
-from handlers.mlestar.phase3 import run_phase3
-from handlers.mlestar.phaserun import BUDGET, COMPLETED, FAILED, Ledger, Limits, Outcome, PhaseRace
+from handlers.mlestar.phase3 import first_round_s, run_phase3
+from handlers.mlestar.phaserun import BUDGET, FAILED, Ledger, Limits, Outcome, PhaseRace
+from handlers.mlestar.summaries import diagnostics, summaries
+from handlers.step_policy import time_driven
 from handlers.timebudget import FINALIZATION, TimePlan, Window
 from handlers.toolkit import score_rule, warn
 from handlers.workflow import Workflow
@@ -158,8 +161,9 @@ class Pipeline:
                              phase2_results=phase2_results, phase3=phase3, final_solution=final_solution,
                              submission_path=submission_path,
                              total_duration_seconds=wf.now - self.plan.start_s, total_cost_usd=wf.cost_usd)
+        summary = summaries(wf, self.ledger, self.L, self.stop_reason, best_score, finalization, self.plan.start_s)
         wf.complete(submission_path=submission_path, best_score=best_score,
-                    result=result.model_dump(mode="json") | self._summaries(best, best_score, finalization))
+                    result=result.model_dump(mode="json") | summary)
 
     def _may_start(self, phase: str) -> bool:
         """The checks before each phase (REQ-OR-024/029/034): finalize now, or run ``phase``."""
@@ -227,7 +231,7 @@ class Pipeline:
         found = best_so_far(wf)
         if found is None:                                                       # REQ-OR-042 / OR-030.4
             raise PipelineError(f"Phase 1 produced no usable solution ({outcome.status}): {outcome.error}",
-                                self._diagnostics(outcome))
+                                diagnostics(wf, self.ledger, outcome, self.plan.start_s))
         if outcome.status == FAILED:
             solution, score = await self._checked(*found, end=window.end_s)
             why = "best solution evaluated before Phase 1 failed, after the safety checks that fit in its window"
@@ -271,6 +275,7 @@ class Pipeline:
         steps it completed (REQ-OR-023/026/043); only a path with nothing at all (it failed, or
         never started) falls back to the Phase 1 solution (REQ-OR-040)."""
         s0, h0 = phase1.initial_solution, phase1.initial_score
+        self._plan_phase3(s0)
         window = self._window("phase2")
         sink: list[Phase2Result | None] = [None] * self.L
         race = self._race(window, self.phases.phase2(self._bounded(window), s0.model_copy(deep=True), h0,
@@ -291,6 +296,22 @@ class Pipeline:
         return out
 
     # --- Phase 3 ---------------------------------------------------------------------------
+
+    def _plan_phase3(self, s0: SolutionScript) -> None:
+        """The time mode keeps Phase 3 in the plan only if its share can hold one ensemble round of
+        the L paths' bests, each taken to run as long as s_0 did. Else its share goes to Phase 2 now:
+        a round cut at its window's end gives nothing (solar-module-technology and town-country at
+        120 s ran their paths 61 s and 51 s, then cut a round after 23 s and 11 s)."""
+        if "phase3" not in self.todo or not time_driven(self.config):
+            return
+        measured = self.wf.measured
+        run_s = measured.eval_s.get(solution_id_of(s0.content), measured.slowest_eval_s)
+        need_s, share = first_round_s(measured, [run_s] * self.L), self._window("phase3")
+        if need_s <= share.soft_end_s - share.start_s:
+            return
+        self.todo.remove("phase3")
+        self._skip("phase3", f"time mode: an ensemble round of {self.L} paths should take {need_s:.1f} s, more than "
+                             f"Phase 3's share of {share.soft_end_s - share.start_s:.1f} s; Phase 2 takes the share")
 
     async def phase3(self, phase2_results: list[Phase2Result], best: SolutionScript,
                      best_score: float) -> tuple[Phase3Result | None, SolutionScript, float]:
@@ -370,39 +391,6 @@ class Pipeline:
         wf.record(FallbackUsed(phase=phase, reason=why, solution_id=sid, score=score,
                                detail={"status": outcome.status, "error": outcome.error}))
         warn(wf, why, phase=phase, error=outcome.error)
-
-    def _diagnostics(self, outcome: Outcome) -> dict[str, Any]:
-        """REQ-OR-042: elapsed time, cost, last successful operation, partial results."""
-        wf = self.wf
-        return {"failed_phase": outcome.phase, "status": outcome.status, "error": outcome.error,
-                "phase_diagnostics": outcome.diagnostics, "elapsed_s": wf.now - self.plan.start_s,
-                "cost_usd": wf.cost_usd, "agent_calls": wf.agent_calls,
-                "last_successful_operation": self.ledger.last_success or "run started",
-                "partial_results": {"phases": {p: r.summary() for p, r in self.ledger.records.items()},
-                                    "best_solution": None}}
-
-    def _summaries(self, best: SolutionScript, best_score: float, finalization: dict[str, Any]) -> dict[str, Any]:
-        """REQ-OR-037/038 (per-phase cost and duration) and which phases ran (REQ-OR-030.5)."""
-        records = self.ledger.records
-        phases = ("phase1", "phase2", "phase3", FINALIZATION)
-
-        def rec(p: str, attr: str) -> float:
-            r = records.get(p)
-            return float(getattr(r, attr)) if r is not None else 0.0
-
-        return {
-            "phases": {p: records[p].summary() for p in phases if p in records},
-            "cost_summary": {**{f"{p}_cost_usd": rec(p, "cost_usd") for p in phases},
-                             "phase2_per_path_cost_usd": [self.wf.cost_in(f"phase2/path-{i}") for i in range(self.L)],
-                             "total_cost_usd": self.wf.cost_usd},
-            "duration_summary": {**{f"{p}_duration_seconds": rec(p, "duration_s") for p in phases},
-                                 "total_duration_seconds": self.wf.now - self.plan.start_s},
-            "completed_phases": [p for p in phases if self.ledger.status(p) == COMPLETED],
-            "skipped_phases": [p for p in phases if self.ledger.status(p) == "skipped"],
-            "stopped_early": self.stop_reason or None,
-            "best_validation_score": best_score,
-            "finalization": finalization,
-        }
 
 
 async def run_mle_star(wf: Workflow, phases: Phases) -> None:
