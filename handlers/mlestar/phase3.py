@@ -33,9 +33,7 @@ Decisions where the specs leave room (each is tested):
 * Time mode (``handlers.step_policy``): R is an upper bound; after the first round another
   starts only while the window holds one more as long as the rounds so far took, and not after
   two rounds running whose planner gave no plan; the attempts are the rounds that ran (fewer
-  than R, no placeholders). The first round always starts: whether one fits at all is decided
-  before Phase 2 (``first_round_s``, ``handlers.mlestar.pipeline``), where its time can still go
-  to the paths.
+  than R, no placeholders).
 * REQ-P3-029's "error summary (first line of traceback)" is taken as the traceback's *last*
   non-empty line: the first line is always "Traceback (most recent call last):".
 """
@@ -57,7 +55,6 @@ from events.score import Score, Ties, usable
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven
-from handlers.timebudget import Measured
 from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, timeout_for, warn, with_score
 from handlers.workflow import Workflow
 
@@ -107,13 +104,6 @@ async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
         scores.append(attempt.score)
 
     return select_best(wf, solutions, attempts)                                   # line 9
-
-
-def first_round_s(measured: Measured, inputs_run_s: Sequence[float]) -> float:
-    """How long the first round should take: a planner's and an ensembler's call, then one script
-    that runs the models of every input (the builtin ensembler refits them all; so does a model's
-    blend of whole solutions), so as long as the inputs' own runs together."""
-    return 2 * measured.slowest_agent_s + sum(inputs_run_s)
 
 
 def skip_single_solution(wf: Workflow, solution: SolutionScript) -> Phase3Outcome:

@@ -9,8 +9,7 @@
 Phases run strictly one after another (REQ-OR-017). Each runs in its own time window
 (``handlers.timebudget``: 10/65/15/10 of the limit, what a phase leaves unused passes to the
 later ones, every window ending by the limit) as a task raced against a guard timer and the
-budget (``handlers.mlestar.phaserun``). In the time mode Phase 3 stays in the plan only if its share
-can hold one ensemble round; else Phase 2 gets its share from the start (``_plan_phase3``).
+budget (``handlers.mlestar.phaserun``).
 
 Limits (REQ-OR-024/029/030/034): when a phase's deadline passes it is cancelled and the pipeline
 moves on with the best solution so far; when the finalize-now point is reached or the budget
@@ -79,10 +78,9 @@ from handlers.mlestar.bestsofar import best_so_far, best_solution_id, track_best
 from handlers.mlestar.finalchoice import best_round, choose_final
 from handlers.mlestar.phase1 import first_choice, post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
-from handlers.mlestar.phase3 import first_round_s, run_phase3
+from handlers.mlestar.phase3 import run_phase3
 from handlers.mlestar.phaserun import BUDGET, FAILED, Ledger, Limits, Outcome, PhaseRace
 from handlers.mlestar.summaries import diagnostics, summaries
-from handlers.step_policy import time_driven
 from handlers.timebudget import FINALIZATION, TimePlan, Window
 from handlers.toolkit import score_rule, warn
 from handlers.workflow import Workflow
@@ -275,7 +273,6 @@ class Pipeline:
         steps it completed (REQ-OR-023/026/043); only a path with nothing at all (it failed, or
         never started) falls back to the Phase 1 solution (REQ-OR-040)."""
         s0, h0 = phase1.initial_solution, phase1.initial_score
-        self._plan_phase3(s0)
         window = self._window("phase2")
         sink: list[Phase2Result | None] = [None] * self.L
         race = self._race(window, self.phases.phase2(self._bounded(window), s0.model_copy(deep=True), h0,
@@ -296,22 +293,6 @@ class Pipeline:
         return out
 
     # --- Phase 3 ---------------------------------------------------------------------------
-
-    def _plan_phase3(self, s0: SolutionScript) -> None:
-        """The time mode keeps Phase 3 in the plan only if its share can hold one ensemble round of
-        the L paths' bests, each taken to run as long as s_0 did. Else its share goes to Phase 2 now:
-        a round cut at its window's end gives nothing (solar-module-technology and town-country at
-        120 s ran their paths 61 s and 51 s, then cut a round after 23 s and 11 s)."""
-        if "phase3" not in self.todo or not time_driven(self.config):
-            return
-        measured = self.wf.measured
-        run_s = measured.eval_s.get(solution_id_of(s0.content), measured.slowest_eval_s)
-        need_s, share = first_round_s(measured, [run_s] * self.L), self._window("phase3")
-        if need_s <= share.soft_end_s - share.start_s:
-            return
-        self.todo.remove("phase3")
-        self._skip("phase3", f"time mode: an ensemble round of {self.L} paths should take {need_s:.1f} s, more than "
-                             f"Phase 3's share of {share.soft_end_s - share.start_s:.1f} s; Phase 2 takes the share")
 
     async def phase3(self, phase2_results: list[Phase2Result], best: SolutionScript,
                      best_score: float) -> tuple[Phase3Result | None, SolutionScript, float]:
