@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from handlers.mlestar.phaserun import COMPLETED, SKIPPED, Ledger, Outcome
-from handlers.timebudget import FINALIZATION
+from handlers.timebudget import FINALIZATION, SEARCH_PHASES
 from handlers.workflow import Workflow
 
-PHASES = ("phase1", "phase2", "phase3", FINALIZATION)
+PHASES = (*SEARCH_PHASES, FINALIZATION)
 
 
 def diagnostics(wf: Workflow, ledger: Ledger, outcome: Outcome, start_s: float) -> dict[str, Any]:
