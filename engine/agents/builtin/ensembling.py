@@ -214,7 +214,9 @@ def ensembler(call: Call) -> Reply:
     kept = {k: v for k, v in merged["train"].items() if k == "final_fit"}
     if any(spec["train"].get("early_stop") for spec in usable):
         kept["early_stop"] = True
-    merged["train"] = {**kept, **settings}
+    # Its members' cross-validation runs again here: on a short window the script scores on the
+    # folds it has time for rather than being cut whole (render_cv).
+    merged["train"] = {**kept, **settings, "window_folds": True}
     note = f"Ensemble of {len(merged['model']['members'])} models from {len(usable)} solutions ({settings['combine']}"
     note += f", each seed-varying model fit under {settings['seeds']} seeds)." if int(settings.get("seeds", 1)) > 1 else ")."
     if added is not None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from engine.agents.builtin.render_bag import members_code
+from engine.agents.builtin.render_cv import cross_validation_code
 from engine.agents.builtin.render_final import (
     LEARNED_BLENDS,
     final_run_estimate_code,
     full_fit_and_predict,
-    score_rows_code,
     submission_code,
 )
 from engine.agents.builtin.spec import dumps
@@ -344,41 +344,9 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
             *full_fit_and_predict(train), *submission_code(),
         ]
         return "\n".join(lines)
-    lines += [
-        "# The validation score comes from out-of-fold predictions over all training rows when the",
-        "# data is small enough: a single small hold-out is too noisy to choose between solutions.",
-        "CV_STARTED = time.monotonic()",
-        "X_cv = pd.concat([X_tr, X_val])",
-        "y_cv = np.concatenate([y_tr, y_val])",
-        *score_rows_code(train.get("score_rows")),
-        # An ablation study runs the script once per variant and only compares them: three folds
-        # keep its cost inside a short Phase 2 (at --time-limit 120 five folds overran it).
-        f"CV_FOLDS = {3 if mode == 'ablation' else 5} if len(X_cv) <= 20000 else 0",
-        "if CV_FOLDS and TASK_KIND == \"classification\" and np.bincount(y_cv).min() >= CV_FOLDS:",
-        "    cv_splits = list(StratifiedKFold(CV_FOLDS, shuffle=True, random_state=SEED).split(X_cv, y_cv))",
-        "elif CV_FOLDS:",
-        "    cv_splits = list(KFold(CV_FOLDS, shuffle=True, random_state=SEED).split(X_cv))",
-        "else:",
-        "    cv_splits = []",
-        "y_score = y_cv if cv_splits else y_val",
-        "val_preds = []",
-        "for name, model in members:",
-        "    if cv_splits:",
-        "        oof = None",
-        "        for fold_tr, fold_va in cv_splits:",
-        "            fold_model = clone(model).fit(X_cv.iloc[fold_tr], y_cv[fold_tr])",
-        "            part = predict_values(fold_model, X_cv.iloc[fold_va])",
-        "            oof = np.zeros((len(X_cv),) + part.shape[1:]) if oof is None else oof",
-        "            oof[fold_va] = part",
-        "        val_preds.append(oof)",
-        "    if not cv_splits or FINAL_FIT != \"full\":",
-        "        # Needed for the hold-out score or the hold-out submission; a full refit follows otherwise.",
-        "        model.fit(X_tr, y_tr)",
-        "    if not cv_splits:",
-        "        val_preds.append(predict_values(model, X_val))",
-    ]
-    if mode == "solution":
-        lines.append('    print(f"Member {name}: validation {METRIC} = {score_predictions(y_score, val_preds[-1]):.6f}")')
+    # An ablation study runs the script once per variant and only compares them: three folds
+    # keep its cost inside a short Phase 2 (at --time-limit 120 five folds overran it).
+    lines += cross_validation_code(train, folds=3 if mode == "ablation" else 5, report_members=mode == "solution")
     lines += [
         "blender = fit_blender(val_preds, y_score) if len(members) > 1 else None",
         *(["if blender is not None:",
