@@ -29,7 +29,7 @@ MIN_CV_FOLDS = 2
 # its rows (each fold fits on (k-1)/k of them). This margin covers a fold slower than the last
 # (a busier machine, a member whose stopping point varies).
 _WINDOW_FOLDS = [
-    "MIN_CV_FOLDS = %d" % MIN_CV_FOLDS,
+    f"MIN_CV_FOLDS = {MIN_CV_FOLDS}",
     "FOLD_MARGIN = 1.3",
     "CV_FINISH_S = 2.0  # the blend, the test predictions and the submission after the refit",
     "",
