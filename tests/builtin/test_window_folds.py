@@ -1,6 +1,6 @@
 """Phase 3's ensemble scripts fit their cross-validation to the window the engine gave them
 (REQ-OR-026: a phase works within its share; ``engine.agents.builtin.render_cv``). Real
-scikit-learn scripts, run for real; the deadline is one already passed or none, so no verdict
+scikit-learn scripts, run for real; the deadline is long past or an hour away, so no verdict
 depends on how fast the machine is."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ MIN_CV_FOLDS or more folds when the next one and the refit after it would not en
 engine's deadline (ENGINE_EVAL_DEADLINE), and scores on the rows of the folds it fit. Each of those
 rows is still predicted by a model that never saw it, trained on as many rows as before, so the
 score estimates the same thing on fewer rows: noisier, not biased. A window that holds every fold
-gets the same script, fold for fold, as without the gene.
+gets the same fits, score and submission as without the gene.
 """
 
 from __future__ import annotations
