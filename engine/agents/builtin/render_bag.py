@@ -107,6 +107,12 @@ def grows(train: dict[str, Any]) -> bool:
     return _more_than_one(train.get("grow_seeds"))
 
 
+def reads_deadline(train: dict[str, Any]) -> bool:
+    """Whether the script's early-stopping or seed-bag code defines ``DEADLINE`` (the engine's
+    deadline) already, so later code reads it rather than defining it again."""
+    return bool(train.get("early_stop")) or bagged(train) or grows(train)
+
+
 def members_code(train: dict[str, Any]) -> list[str]:
     """The lines that build ``members``: the MODEL gene's, each seed-varying one (or booster the seed
     does not change) bagged when asked. A test version that grows its bags wraps each seed-varying

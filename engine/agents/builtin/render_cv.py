@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.builtin.render_bag import bagged, grows
+from engine.agents.builtin.render_bag import reads_deadline
 from engine.agents.builtin.render_final import score_rows_code
 
 # At least this many folds are fit: one fold scores a fifth of the rows, too few to choose by.
@@ -96,8 +96,7 @@ def cross_validation_code(train: dict[str, Any], *, folds: int, report_members: 
     predictions (``val_preds``, scored against ``y_score``); ``folds`` is the number the data
     allows (``CV_FOLDS``, none past 20,000 rows)."""
     window = bool(train.get("window_folds"))
-    # The early-stopping and seed-bag code read the engine's deadline already.
-    deadline = [] if not window or train.get("early_stop") or bagged(train) or grows(train) else [
+    deadline = [] if not window or reads_deadline(train) else [
         'DEADLINE = float(os.environ.get("ENGINE_EVAL_DEADLINE", "inf"))', "", ""]
     return [
         *deadline,
