@@ -78,6 +78,7 @@ bench: venv $(TEST_STAMP) sandbox-deps
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_core.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_replay.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_sandbox.py
+	PYTHONPATH=$(CURDIR) $(PY) bench/bench_cores.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_postgres.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_campaign.py
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_ui.py

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from events.base import EffectRequest, EffectResult, Event, EventKind, register, upcaster
 from events.domain import EvaluationResult, SolutionPhase, TaskDescription
@@ -285,14 +285,28 @@ class SubmissionInfo(BaseModel):
 
 @register
 class EvaluationRequested(EffectRequest):
-    """Run the script of ``solution_id`` (recorded earlier) in its own directory."""
+    """Run the script of ``solution_id`` (recorded earlier) in its own directory.
+
+    v2 adds ``cores``: how many CPU cores the script may use, which the harness tells it
+    (``ENGINE_EVAL_CORES``). An evaluation that runs alone by design (Phase 3's rounds,
+    finalization's test run) may be given every evaluation slot's core
+    (``handlers.evaluation.lone_cores``); one of several at once gets one (a Ray evaluation: the
+    CPUs its task reserved, ``engine.run.ray_eval``). Every v1 log: 1."""
 
     type_name: ClassVar[str] = "EvaluationRequested"
+    version: ClassVar[int] = 2
 
     solution_id: str
     purpose: str
     timeout_s: float
     expect_submission: bool = False
+    cores: int = Field(default=1, ge=1)
+
+
+@upcaster("EvaluationRequested", 1)
+def _evaluation_requested_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 scripts were told nothing; the builtin ones used one core."""
+    return {**payload, "cores": 1}
 
 
 @register

@@ -172,6 +172,11 @@ class PipelineConfig(BaseModel):
     # Engine fields.
     max_concurrent_agent_calls: int = Field(default=4, ge=1)
     max_concurrent_evaluations: int = Field(default=2, ge=1)
+    # An evaluation that runs alone by design (Phase 3's rounds, finalization's test run) may use
+    # the cores of every evaluation slot, max_concurrent_evaluations of them, where one of several
+    # at once gets one (handlers.evaluation.lone_cores). Set by every preset; False, one core for
+    # every script, in a config recorded before the field existed.
+    lone_evaluations_use_all_cores: bool = False
     memory_limit_mb: int | None = Field(default=None, ge=1)
     contamination_check: bool = False
     # Isolation of evaluation scripts (engine/sandbox): bubblewrap when usable ("auto"),
@@ -202,6 +207,8 @@ class PipelineConfig(BaseModel):
             data.pop("sandbox")
         if isinstance(data, dict) and data.get("step_policy") == "fixed":
             data.pop("step_policy")
+        if isinstance(data, dict) and data.get("lone_evaluations_use_all_cores") is False:
+            data.pop("lone_evaluations_use_all_cores")
         if isinstance(data, dict) and not data.get("model_prices"):
             data.pop("model_prices", None)
         if isinstance(data, dict) and data.get("evaluation_executor") == "local":

@@ -14,11 +14,11 @@ exception (digest 03 §7.9 left that gap open).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from events.core import EvaluationCompleted, SolutionEvaluated, SubmissionInfo
-from events.domain import EvaluationResult, SolutionScript
+from events.domain import EvaluationResult, PipelineConfig, SolutionScript
 from handlers.safety import check_and_fix_leakage, debug_once
 from handlers.toolkit import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
 from handlers.workflow import Workflow
@@ -72,6 +72,16 @@ def _record(wf: Workflow, solution: SolutionScript, *, origin: str, parents: Seq
 LeakageCheck = Literal["before_run", "done_by_caller", "never"]
 
 
+def lone_cores(config: PipelineConfig) -> int:
+    """The cores of a script that runs alone by design: Phase 3's rounds follow one another and
+    finalization runs one test script, where the search phases run up to
+    ``max_concurrent_evaluations`` scripts at once, one core each. Alone, a script of one core
+    left the run's other cores idle (a third of a 120 s run: Phase 3 and finalization took 30-60 s
+    of one core on the development tasks), so it gets them all. A config recorded before
+    ``lone_evaluations_use_all_cores`` existed keeps one."""
+    return config.max_concurrent_evaluations if config.lone_evaluations_use_all_cores else 1
+
+
 @dataclass(frozen=True)
 class EvalPolicy:
     """How one script is evaluated: its purpose, its time, its checks and how much debugging.
@@ -87,6 +97,11 @@ class EvalPolicy:
     # submission is kept (``submission_of``): when the test script fails, the run still submits.
     expect_submission: bool = False
     max_debug_attempts: int | None = None  # None: the run's max_debug_attempts
+    cores: int = 1                       # the CPU cores the script may use (``alone``)
+
+    def alone(self, config: PipelineConfig) -> EvalPolicy:
+        """The same policy for a script that runs alone by design: it gets ``lone_cores``."""
+        return replace(self, cores=lone_cores(config))
 
     @classmethod
     def scored(cls, purpose: str, timeout_s: float, deadline_s: float | None = None) -> EvalPolicy:
@@ -165,7 +180,7 @@ async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: Ev
             done = earlier
         else:
             done = await wf.evaluate(script_id, name=eval_name, purpose=purpose, timeout_s=time_left(),
-                                     expect_submission=expect_submission)
+                                     expect_submission=expect_submission, cores=policy.cores)
             if not done.result.is_error:
                 ran[(wf.scope, script_id, purpose)] = done
         eval_ids.append(done.effect_id)

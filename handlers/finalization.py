@@ -228,10 +228,10 @@ async def produce_submission(wf: Workflow, solution: SolutionScript, solution_id
     while not past(wf, deadline_s):
         info(wf, "test script evaluation started", script_chars=len(script.content),
              timeout_s=remaining(wf, deadline_s))
-        last = await evaluate_with_retry(wf, script,
-                                         EvalPolicy.submission(remaining(wf, deadline_s), attempts_left, deadline_s),
-                                         name="test" if n == 0 else f"test-{n}", origin=origin, parents=parents,
-                                         detail=detail)
+        # The run's only script now: it has every evaluation core.
+        policy = EvalPolicy.submission(remaining(wf, deadline_s), attempts_left, deadline_s).alone(wf.config)
+        last = await evaluate_with_retry(wf, script, policy, name="test" if n == 0 else f"test-{n}", origin=origin,
+                                         parents=parents, detail=detail)
         attempts_left -= last.debug_attempts
         problem = submission_problem(last)
         sub = last.submission

@@ -239,12 +239,13 @@ class Workflow:
         return reply
 
     async def evaluate(self, solution_id: str, *, name: str, purpose: str, timeout_s: float,
-                       expect_submission: bool = False) -> EvaluationCompleted:
+                       expect_submission: bool = False, cores: int = 1) -> EvaluationCompleted:
+        """Run a recorded script; ``cores``: the CPU cores it may use (``EvaluationRequested``)."""
         effect_id = self.effect_id(name)
         self._check_deadline(effect_id)
         req = EvaluationRequested(effect_id=effect_id, solution_id=solution_id, purpose=purpose,
                                   timeout_s=float(self.deadline.cap(self.now, timeout_s)),
-                                  expect_submission=expect_submission)
+                                  expect_submission=expect_submission, cores=cores)
         done = await self._rt.request(req, self.scope)
         self._rt.measured.evaluation(done.result, solution_id, done.final_run_estimate_s)
         return done

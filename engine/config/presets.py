@@ -13,14 +13,18 @@ from pydantic import ValidationError
 from engine.config.env_settings import EnvConfigError, env_overrides
 from events.domain import PipelineConfig
 
+# Every preset: an evaluation that runs alone by design uses the run's every evaluation core
+# (PipelineConfig.lone_evaluations_use_all_cores); a config without it keeps one core per script.
+_ENGINE = {"lone_evaluations_use_all_cores": True}
+
 PRESETS: dict[str, dict[str, Any]] = {
     # REQ-OR-044: the paper's settings.
     "paper": {"num_retrieved_models": 4, "outer_loop_steps": 4, "inner_loop_steps": 4,
-              "num_parallel_solutions": 2, "ensemble_rounds": 5},
+              "num_parallel_solutions": 2, "ensemble_rounds": 5, **_ENGINE},
     # Small enough for demos and tests, still exercising every phase and both paths.
     "quick": {"num_retrieved_models": 2, "outer_loop_steps": 1, "inner_loop_steps": 2,
               "num_parallel_solutions": 2, "ensemble_rounds": 2, "max_steps": 12,
-              "phase1_target_nodes": 3},
+              "phase1_target_nodes": 3, **_ENGINE},
     # Anytime (issue 28): the time plan, not step counts, decides how many candidates, outer and
     # inner refinement steps, ensemble rounds and evolve nodes run; the counts are upper bounds
     # (handlers.step_policy). Meant with --time-limit: without one the limit is 24 h. The outer
@@ -29,7 +33,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # R likewise: at 20, football-goals at 600 s ran its 20th round with 100 s of Phase 3's window
     # left and ended at 83 %. A planner with no further plan ends Phase 3 instead (phase3.py).
     "time": {"step_policy": "time", "num_retrieved_models": 8, "outer_loop_steps": 100, "inner_loop_steps": 4,
-             "num_parallel_solutions": 2, "ensemble_rounds": 100, "max_steps": 1000},
+             "num_parallel_solutions": 2, "ensemble_rounds": 100, "max_steps": 1000, **_ENGINE},
 }
 
 

@@ -79,11 +79,17 @@ def with_deadline(env: Mapping[str, str], timeout_s: float) -> dict[str, str]:
     return out
 
 
+# How many CPU cores the script may use (``EvaluationRequested.cores``): what a script may read to
+# size its thread pools (the builtin scripts' OpenMP threads and ``n_jobs``).
+CORES_VAR = "ENGINE_EVAL_CORES"
+
+
 def build_execution_env(
     gpu_indices: list[int] | None = None,
     *,
     base: Mapping[str, str] | None = None,
     strip_secrets: bool = True,
+    cores: int | None = None,
 ) -> dict[str, str]:
     """REQ-EX-004: the environment for a script.
 
@@ -92,12 +98,15 @@ def build_execution_env(
     ``gpu_indices`` is given; ``None`` inherits (digest §12 trap 8 resolved by the rule, not the
     table). Deviation from a plain copy: variables named like secrets (``*_API_KEY``,
     ``*_TOKEN``, ``*SECRET*``, passwords, credentials) are removed unless ``strip_secrets`` is
-    False.
+    False. ``cores`` sets CORES_VAR; none is ever inherited from the engine's own environment.
     """
     source = os.environ if base is None else base
     env = {k: v for k, v in source.items() if not (strip_secrets and is_secret_name(k))}
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONHASHSEED"] = "0"
+    env.pop(CORES_VAR, None)
+    if cores is not None:
+        env[CORES_VAR] = str(int(cores))
     if gpu_indices is not None:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in gpu_indices)
     return env

@@ -73,7 +73,8 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
     """Evaluate ``code`` (the script of ``request.solution_id``) and report the result.
 
     * timeout ``request.timeout_s``; ``ctx.memory_limit_mb`` kills the tree when exceeded;
-    * the script's environment has no credentials (see ``build_execution_env``);
+    * the script's environment has no credentials (see ``build_execution_env``) and tells it the
+      cores it may use (``request.cores``, as ``ENGINE_EVAL_CORES``);
     * a rejected script (empty, exit call) is an error result with the rejection message;
     * ``submission`` is filled when ``request.expect_submission``: ``final/submission.csv``
       checked against ``ctx.sample_submission``;
@@ -93,7 +94,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
         evaluation = await evaluate_code(
             code, eval_dir, request.timeout_s,
             filename=f"{request.solution_id}.py",
-            env=build_execution_env(_gpu_indices(ctx.gpu_info)),
+            env=build_execution_env(_gpu_indices(ctx.gpu_info), cores=request.cores),
             memory_limit_mb=policy.limits.memory_mb,
             output_limit_bytes=ctx.output_limit_bytes,
             kill_grace_seconds=ctx.kill_grace_seconds,

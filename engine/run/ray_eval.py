@@ -70,7 +70,11 @@ def connect() -> Any:
 
 async def evaluate_on_ray(request: EvaluationRequested, code: str, ctx: Any, *, cpus: float,
                           gpus: float) -> EvaluationCompleted:
+    """A Ray task reserves ``cpus`` on whichever node has them, and its script is told that many
+    cores (at least one), whatever ``request.cores`` granted: the run's other evaluation slots are
+    not on that node, and reserving them there could wait forever on a cluster of smaller nodes."""
     ray = connect()
+    request = request.model_copy(update={"cores": max(1, int(cpus))})
     ref = ray.remote(evaluate_on_worker).options(
         num_cpus=cpus, num_gpus=gpus, max_retries=SYSTEM_RETRIES, retry_exceptions=False,
         runtime_env={"env_vars": forwarded_env()}, name=f"evaluation {request.effect_id}",

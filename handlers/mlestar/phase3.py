@@ -155,8 +155,10 @@ async def ensemble_round(wf: Workflow, r: int, solutions: list[SolutionScript], 
                       reason="deadline reached before evaluation")
 
     # Lines 3/7 with REQ-P3-021/027/028: leakage check, run, debug retries inside the sub-flow.
-    ev = await evaluate_with_retry(wf, script, EvalPolicy.scored("ensemble", timeout_for(wf, deadline_s), deadline_s),
-                                   name=f"round-{r}", origin="ensemble", parents=parents, detail={"round": r})
+    # Rounds follow one another: a round's script has the run's every evaluation core.
+    policy = EvalPolicy.scored("ensemble", timeout_for(wf, deadline_s), deadline_s).alone(wf.config)
+    ev = await evaluate_with_retry(wf, script, policy, name=f"round-{r}", origin="ensemble", parents=parents,
+                                   detail={"round": r})
     score = usable_score(ev)
     if score is None:                                                             # REQ-P3-029
         warn(wf, f"Phase 3 ensemble round {r} failed", round=r, plan=plan[:200], error=error_summary(ev))

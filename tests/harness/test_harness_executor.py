@@ -141,6 +141,21 @@ async def test_executor_tells_the_script_when_it_will_be_killed(tmp_path: Path, 
     assert before + 300 <= float(done.result.stdout.strip()) <= after + 300
 
 
+@pytest.mark.parametrize("sandbox_mode", ["none", "bwrap"])
+async def test_executor_tells_the_script_how_many_cores_it_may_use(tmp_path: Path, task_dir: Path, sandbox_mode: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENGINE_EVAL_CORES is the request's ``cores`` (an evaluation that runs alone by design gets
+    every evaluation core; one of several at once gets one); one in the engine's own environment
+    is never passed on."""
+    monkeypatch.setenv("ENGINE_EVAL_CORES", "64")
+    code = "import os\nprint(os.environ['ENGINE_EVAL_CORES'])\n"
+    for cores in (1, 3):
+        done = await run_evaluation(_request(code, effect_id=f"final/test-{cores}/eval", cores=cores), code,
+                                    _ctx(tmp_path, task_dir, sandbox_mode=sandbox_mode))
+        assert not done.result.is_error, done.result.stderr
+        assert done.result.stdout.strip() == str(cores)
+
+
 @pytest.mark.parametrize(("code", "needle"), [("   \n", "empty"), ("import sys\nprint(1)\nsys.exit(0)\n", "sys.exit()")])
 async def test_known_decision_rejection_is_an_error_result(tmp_path: Path, task_dir: Path, code: str, needle: str) -> None:
     """REQ-EX-006/044 + Known decisions: a write_script rejection becomes an evaluation error

@@ -72,8 +72,9 @@ FAMILIES: dict[str, Family] = {
                 "subsample": [0.6, 0.7, 0.8, 1.0],
                 "colsample_bytree": [0.4, 0.5, 0.7, 0.9, 1.0],
             },
-            # subsample_freq=1 turns row bagging on; one thread keeps the scores reproducible.
-            fixed=_both({"subsample_freq": "1", "n_jobs": "1", "verbose": "-1", "random_state": "SEED"}),
+            # subsample_freq=1 turns row bagging on. Its threads are the script's cores (one while
+            # scripts run side by side); for a given count of threads its fits are reproducible.
+            fixed=_both({"subsample_freq": "1", "n_jobs": "CORES", "verbose": "-1", "random_state": "SEED"}),
             prep=TREE_PREP,
             class_weight=True,
             keywords=("lightgbm", "lgbm"),

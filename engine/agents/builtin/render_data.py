@@ -43,9 +43,15 @@ SCRIPT_STARTED = time.monotonic()
 import os
 import warnings
 
-# One OpenMP thread unless the caller says otherwise: on small tabular data extra threads gain
-# little, and on a busy machine their spin-waiting made boosting ten times slower.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+# The cores the engine gave this script (ENGINE_EVAL_CORES; one when run by hand): one while the
+# search runs scripts side by side, every evaluation core when it runs alone. OpenMP's threads
+# follow them unless the caller set its own: threads beyond the cores spin-waiting made boosting
+# ten times slower on a busy machine.
+try:
+    CORES = max(1, int(os.environ.get("ENGINE_EVAL_CORES", "1")))
+except ValueError:
+    CORES = 1
+os.environ.setdefault("OMP_NUM_THREADS", str(CORES))
 
 import numpy as np
 import pandas as pd
