@@ -84,6 +84,14 @@ def with_deadline(env: Mapping[str, str], timeout_s: float) -> dict[str, str]:
 CORES_VAR = "ENGINE_EVAL_CORES"
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def build_execution_env(
     gpu_indices: list[int] | None = None,
     *,
@@ -98,7 +106,8 @@ def build_execution_env(
     ``gpu_indices`` is given; ``None`` inherits (digest §12 trap 8 resolved by the rule, not the
     table). Deviation from a plain copy: variables named like secrets (``*_API_KEY``,
     ``*_TOKEN``, ``*SECRET*``, passwords, credentials) are removed unless ``strip_secrets`` is
-    False. ``cores`` sets CORES_VAR; none is ever inherited from the engine's own environment.
+    False. ``cores`` sets CORES_VAR, at most ``usable_cores()``: threads beyond the machine's cores
+    only wait on one another. None is ever inherited from the engine's own environment.
     """
     source = os.environ if base is None else base
     env = {k: v for k, v in source.items() if not (strip_secrets and is_secret_name(k))}
@@ -106,7 +115,7 @@ def build_execution_env(
     env["PYTHONHASHSEED"] = "0"
     env.pop(CORES_VAR, None)
     if cores is not None:
-        env[CORES_VAR] = str(int(cores))
+        env[CORES_VAR] = str(max(1, min(int(cores), usable_cores())))
     if gpu_indices is not None:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in gpu_indices)
     return env

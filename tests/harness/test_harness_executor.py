@@ -19,6 +19,7 @@ from engine.harness import (
     run_evaluation,
     verify_submission,
 )
+from engine.harness.environment import usable_cores
 from events.core import EvaluationCompleted, EvaluationRequested
 from events.domain import (
     DataModality,
@@ -145,15 +146,15 @@ async def test_executor_tells_the_script_when_it_will_be_killed(tmp_path: Path, 
 async def test_executor_tells_the_script_how_many_cores_it_may_use(tmp_path: Path, task_dir: Path, sandbox_mode: str,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """ENGINE_EVAL_CORES is the request's ``cores`` (an evaluation that runs alone by design gets
-    every evaluation core; one of several at once gets one); one in the engine's own environment
-    is never passed on."""
+    every evaluation core; one of several at once gets one), at most the cores this machine lets
+    the engine use; one in the engine's own environment is never passed on."""
     monkeypatch.setenv("ENGINE_EVAL_CORES", "64")
     code = "import os\nprint(os.environ['ENGINE_EVAL_CORES'])\n"
-    for cores in (1, 3):
+    for cores in (1, 2, 10_000):
         done = await run_evaluation(_request(code, effect_id=f"final/test-{cores}/eval", cores=cores), code,
                                     _ctx(tmp_path, task_dir, sandbox_mode=sandbox_mode))
         assert not done.result.is_error, done.result.stderr
-        assert done.result.stdout.strip() == str(cores)
+        assert done.result.stdout.strip() == str(min(cores, usable_cores()))
 
 
 @pytest.mark.parametrize(("code", "needle"), [("   \n", "empty"), ("import sys\nprint(1)\nsys.exit(0)\n", "sys.exit()")])
