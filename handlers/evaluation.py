@@ -76,8 +76,8 @@ def lone_cores(config: PipelineConfig) -> int:
     """The cores of a script that runs alone by design: Phase 3's rounds follow one another and
     finalization runs one test script, where the search phases run up to
     ``max_concurrent_evaluations`` scripts at once, one core each. Alone, a script of one core
-    left the run's other cores idle (a third of a 120 s run: Phase 3 and finalization took 30-60 s
-    of one core on the development tasks), so it gets them all. A config recorded before
+    left the run's other cores idle (on the development tasks at 120 s, Phase 3 and finalization
+    ran one script for 30-60 s of a 108-118 s run), so it gets them all. A config recorded before
     ``lone_evaluations_use_all_cores`` existed keeps one."""
     return config.max_concurrent_evaluations if config.lone_evaluations_use_all_cores else 1
 
