@@ -61,7 +61,7 @@ def test_lightgbm_script_handles_text_categories_and_gaps_and_refits_on_all_rows
     spec = parse_spec(code)
     assert spec["model"]["members"][0]["family"] == "lightgbm"
     assert spec["train"]["final_fit"] == "full"
-    assert "LGBMClassifier(" in code and "n_jobs=1" in code
+    assert "LGBMClassifier(" in code and "n_jobs=CORES" in code
     run = multiclass.run(code)
     assert run.rc == 0, run.stderr
     assert "final fit: full" in run.stdout

@@ -327,7 +327,9 @@ def example_code(family: Family, kind: str) -> str:
     cls = estimator_class(family, kind)
     params = {**family.model_params[kind], **family.reg_params[kind]}
     args = ", ".join(f"{k}={py_literal(k, v)}" for k, v in params.items())
-    fixed = ", ".join(f"{k}={'0' if v == 'SEED' else v}" for k, v in family.fixed[kind].items())
+    # The script's own names (its seed, its cores) as the values a standalone snippet runs with.
+    standalone = {"SEED": "0", "CORES": "1"}
+    fixed = ", ".join(f"{k}={standalone.get(v, v)}" for k, v in family.fixed[kind].items())
     args = ", ".join(a for a in (args, fixed) if a)
     maker = "make_classification" if kind == "classification" else "make_regression"
     scoring = "roc_auc" if kind == "classification" else "neg_root_mean_squared_error"
