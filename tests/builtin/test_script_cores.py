@@ -44,7 +44,8 @@ def test_a_forest_keeps_one_job_whatever_the_cores(regression):
 
 @pytest.mark.parametrize("given", ["", "many", "0", "-3"])
 def test_a_script_told_nothing_usable_takes_one_core(regression, given):
-    """Run by hand (no variable) or told something that is no count of cores: one."""
+    """Told something that is no count of cores (empty, not a number, not positive): one, as when
+    run by hand without the variable."""
     script = regression.ok("init", task_description="", model_name="random forest", example_code="").code
     run = regression.run(script + PROBE, env={"ENGINE_EVAL_CORES": given})
     assert run.rc == 0, run.stderr
