@@ -9,8 +9,6 @@ import re
 
 import pytest
 
-from engine.agents.builtin.catalog import LIGHTGBM_INSTALLED
-
 # Appended to a script: what it took from the engine, and the n_jobs its members were built with.
 PROBE = """
 jobs = sorted({v for _, m in members for k, v in m.get_params().items() if k.endswith("n_jobs") and v is not None})
@@ -24,7 +22,6 @@ def _probe(run) -> tuple[int, str, str]:
     return int(found.group(1)), found.group(2), found.group(3)
 
 
-@pytest.mark.skipif(not LIGHTGBM_INSTALLED, reason="LightGBM is in the [ml] extra that make test installs")
 def test_a_script_given_two_cores_uses_them_and_scores_as_on_one(multiclass):
     script = multiclass.ok("init", task_description="", model_name="lightgbm", example_code="").code
     one, two = multiclass.run(script + PROBE, env={"ENGINE_EVAL_CORES": "1"}), \
