@@ -36,9 +36,13 @@ DEVELOPMENT: tuple[str, ...] = (
     # logs were read and the agent changed for what they showed (Phase 1 waits longer for its first
     # choice, from town-country; docs/heldout-protocol.md).
     "airport-elevation", "town-country",
+    # Held out from 2026-11-26's third rotation to 2026-11-27 (stop 49): six runs at 120 s and
+    # 600 s with seeds 0-2, two of them 3.5-5 % worse than the other four, a failure that comes and
+    # goes with the seed; its runs are read to find why, which makes it a development task.
+    "athlete-weight",
 )
 HELD_OUT: tuple[str, ...] = (
-    "athlete-weight", "film-oscar",
+    "film-oscar",
     # Added on 2026-11-27 (the fifth rotation) from two packages' tables no run had seen.
     "hourly-sunlight", "yeast-gene-function", "image-segment",
 )

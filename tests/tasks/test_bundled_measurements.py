@@ -23,9 +23,10 @@ EXPECTED = {
 }
 
 
-def test_the_fifth_rotation_holds_out_its_three_tables_beside_the_two_still_unread():
-    """Issue 28's held-out protocol: the new tables are held out, none is a development task."""
-    assert sorted(HELD_OUT) == sorted(["athlete-weight", "film-oscar", *EXPECTED])
+def test_the_fifth_rotation_holds_out_its_three_tables_beside_film_oscar():
+    """Issue 28's held-out protocol: the new tables are held out, none is a development task
+    (athlete-weight, held out beside them, became one on stop 49)."""
+    assert set(EXPECTED) | {"film-oscar"} <= set(HELD_OUT)
     assert not set(HELD_OUT) & set(DEVELOPMENT)
 
 
