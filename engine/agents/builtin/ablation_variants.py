@@ -45,7 +45,7 @@ def ablation_variant(spec: dict[str, Any], component: str) -> tuple[str, dict[st
         data["prep"]["scale"] = "standard" if data["prep"]["scale"] == "none" else "none"
         return f"numeric scaling {spec['data']['prep']['scale']} -> {data['prep']['scale']}", out
     if component == "categorical_encoding":
-        # A LightGBM member can take the categories natively; other models get one-hot columns.
+        # A booster member can take the categories natively; other models get one-hot columns.
         native = any(m["family"] in NATIVE_CATEGORY_FAMILIES for m in members)
         data["prep"]["encode"] = ("native" if native else "onehot") if data["prep"]["encode"] == "ordinal" else "ordinal"
         return f"categorical encoding {spec['data']['prep']['encode']} -> {data['prep']['encode']}", out
