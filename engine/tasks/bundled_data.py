@@ -18,6 +18,7 @@ from sklearn.utils import Bunch
 from engine.tasks import bundled_islp as islp
 from engine.tasks.bundled_coverage import COVERAGE_SPECS
 from engine.tasks.bundled_films_places import FILMS_PLACES_SPECS
+from engine.tasks.bundled_galaxies import GALAXY_SPECS
 from engine.tasks.bundled_measurements import MEASUREMENT_SPECS
 from engine.tasks.bundled_more import MORE_SPECS
 from engine.tasks.bundled_spec import BundledSpec
@@ -239,5 +240,6 @@ SPECS: dict[str, BundledSpec] = {
         *MORE_SPECS,
         *FILMS_PLACES_SPECS,
         *MEASUREMENT_SPECS,
+        *GALAXY_SPECS,
     )
 }
