@@ -160,9 +160,14 @@ class SolutionRecorded(Event):
 
 @register
 class SolutionEvaluated(Event):
-    """The evaluation sub-flow's verdict on a solution (after leakage check and debugging)."""
+    """The evaluation sub-flow's verdict on a solution (after leakage check and debugging).
+
+    v2 adds ``scored_rows``: the validation rows ``score`` is on when fewer than all (the kept
+    version's ``EvaluationCompleted.scored_rows``); ``None``: every row, as in every v1 log. A
+    score on fewer rows never replaces one on more as the run's best (``events.score``)."""
 
     type_name: ClassVar[str] = "SolutionEvaluated"
+    version: ClassVar[int] = 2
 
     solution_id: str
     requested_solution_id: str
@@ -170,6 +175,13 @@ class SolutionEvaluated(Event):
     is_executable: bool
     purpose: str
     eval_ids: list[str] = []
+    scored_rows: int | None = Field(default=None, gt=0)
+
+
+@upcaster("SolutionEvaluated", 1)
+def _solution_evaluated_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 scores were all on every validation row (no script could say otherwise)."""
+    return {**payload, "scored_rows": None}
 
 
 # --- agent calls ----------------------------------------------------------------------------
@@ -315,10 +327,13 @@ class EvaluationCompleted(EffectResult):
     every v1 log, or no script ran). v3 adds ``final_run_estimate_s``: the script's own estimate
     of its test version's run (``handlers.script_lines``), a measurement of time like
     ``duration_seconds``, so the harness takes its line out of ``stdout``, which prompts quote
-    and a run with the same seed must reproduce (``None``: not printed, as in every v2 log)."""
+    and a run with the same seed must reproduce (``None``: not printed, as in every v2 log).
+    v4 adds ``scored_rows``: how many validation rows the score is on when the script says they
+    are fewer than all (``Validation Rows: <scored> of <total>``, ``handlers.script_lines``);
+    ``None``: every row (every v3 log: no script said otherwise)."""
 
     type_name: ClassVar[str] = "EvaluationCompleted"
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
 
     result: EvaluationResult
     peak_rss_mb: float | None = None
@@ -326,6 +341,7 @@ class EvaluationCompleted(EffectResult):
     submission: SubmissionInfo | None = None
     sandbox: SandboxPolicy | None = None
     final_run_estimate_s: float | None = None
+    scored_rows: int | None = Field(default=None, gt=0)
 
 
 @upcaster("EvaluationCompleted", 1)
@@ -338,6 +354,12 @@ def _evaluation_completed_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
 def _evaluation_completed_v2_to_v3(payload: dict[str, Any]) -> dict[str, Any]:
     """v2 scripts printed no estimate of their test run (finalization keeps the two-run rule)."""
     return {**payload, "final_run_estimate_s": None}
+
+
+@upcaster("EvaluationCompleted", 3)
+def _evaluation_completed_v3_to_v4(payload: dict[str, Any]) -> dict[str, Any]:
+    """No v3 script said its score was on part of its rows: every score is on every row."""
+    return {**payload, "scored_rows": None}
 
 
 # --- time and cancellation -------------------------------------------------------------------

@@ -332,6 +332,7 @@ class EnsembleAttempt(BaseModel):
     plan: str
     score: float | None
     solution: SolutionScript
+    scored_rows: int | None = None  # the validation rows ``score`` is on when fewer than all
 
 
 class InnerLoopResult(BaseModel):

@@ -10,12 +10,12 @@ Scopes: Phase 3 records in ``phase3``, finalization in ``final``.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from events.agent_outputs import DataContaminationResult
-from events.base import Event, register
+from events.base import Event, register, upcaster
 from events.core import SubmissionInfo
 from events.domain import EnsembleAttempt, Phase3Result, SolutionScript
 
@@ -41,9 +41,14 @@ class EnsembleRoundCompleted(Event):
 
     ``solution_id`` is the ensemble script that was kept for the round (after leakage fixes
     and debugging), None when no script came into being (planner or ensembler failure,
-    deadline)."""
+    deadline).
+
+    v2 adds ``scored_rows``: the validation rows ``score`` is on when fewer than all (a round
+    whose cross-validation the deadline cut to some of its folds); ``None``: every row, as in
+    every v1 log. Rounds and inputs are compared by ``events.score``'s rows rule."""
 
     type_name: ClassVar[str] = "EnsembleRoundCompleted"
+    version: ClassVar[int] = 2
 
     round: int
     plan: str
@@ -51,6 +56,13 @@ class EnsembleRoundCompleted(Event):
     solution_id: str | None
     status: RoundStatus
     reason: str = ""
+    scored_rows: int | None = Field(default=None, gt=0)
+
+
+@upcaster("EnsembleRoundCompleted", 1)
+def _ensemble_round_completed_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """v1 rounds were scored on every validation row (no script could say otherwise)."""
+    return {**payload, "scored_rows": None}
 
 
 @register

@@ -5,6 +5,14 @@ paths, the run-wide best-so-far, the projection the CLI shows and the evolution 
 fitness — goes through :class:`Score`, so the direction of the metric, what counts as no score
 (``None`` and NaN) and the two tie rules are written exactly once.
 
+*Scored rows.* A script may score on part of its validation rows (a cross-validation the deadline
+cut to some of its folds, ``handlers.script_lines``); such a score is recorded with the number of
+rows it is on (``scored_rows``; ``None``: every row). Scores on different rows are not compared:
+a score on fewer rows never replaces one on more, and one on more rows replaces one on fewer
+whatever the two values (9.307 on a cut cross-validation's 1,440 rows is not better than 9.756 on
+all 3,600: the rows differ, not the models). Equal counts are compared by value: the builtin
+scripts' folds come in one seeded order, so the same count is the same rows.
+
 The two tie rules, named after what they do with equal scores:
 
 * ``LATER_WINS`` — the paper's ``>=`` (Algorithms 1-3, REQ-DM-029): a new score equal to the best
@@ -59,29 +67,41 @@ class Score:
         assert score is not None
         return float(score) if self.maximize else -float(score)
 
-    def better(self, new: float | None, old: float | None, ties: Ties = Ties.FIRST_WINS) -> bool:
+    def better(self, new: float | None, old: float | None, ties: Ties = Ties.FIRST_WINS, *,
+               new_rows: int | None = None, old_rows: int | None = None) -> bool:
         """Whether ``new`` beats ``old`` under ``ties``. An unusable ``new`` never does; a usable
-        ``new`` always beats an unusable ``old``."""
+        ``new`` always beats an unusable ``old``. ``new_rows``/``old_rows``: the rows each score is
+        on (``None``: every row); on different rows, the one on more rows wins (module doc)."""
         a, b = self.fitness(new), self.fitness(old)
         if a is None:
             return False
         if b is None:
             return True
+        if rows_rank(new_rows) != rows_rank(old_rows):
+            return rows_rank(new_rows) > rows_rank(old_rows)
         return a >= b if ties is Ties.LATER_WINS else a > b
 
-    def improves(self, new: float | None, old: float | None) -> bool:
+    def improves(self, new: float | None, old: float | None, *,
+                 new_rows: int | None = None, old_rows: int | None = None) -> bool:
         """Strictly better (REQ-DM-028)."""
-        return self.better(new, old, Ties.FIRST_WINS)
+        return self.better(new, old, Ties.FIRST_WINS, new_rows=new_rows, old_rows=old_rows)
 
-    def at_least(self, new: float | None, old: float | None) -> bool:
+    def at_least(self, new: float | None, old: float | None, *,
+                 new_rows: int | None = None, old_rows: int | None = None) -> bool:
         """Better or equal (REQ-DM-029): the paper's ``>=``."""
-        return self.better(new, old, Ties.LATER_WINS)
+        return self.better(new, old, Ties.LATER_WINS, new_rows=new_rows, old_rows=old_rows)
 
-    def best_index(self, scores: Sequence[float | None], ties: Ties) -> int | None:
-        """Index of the best usable score (None when there is none), ties broken by ``ties``."""
+    def best_index(self, scores: Sequence[float | None], ties: Ties,
+                   rows: Sequence[int | None] | None = None) -> int | None:
+        """Index of the best usable score (None when there is none), ties broken by ``ties``;
+        ``rows``: the rows each score is on (``None``: every score on every row)."""
+        on = list(rows) if rows is not None else [None] * len(scores)
+        if len(on) != len(scores):
+            raise ValueError(f"{len(scores)} scores but {len(on)} row counts")
         best: int | None = None
         for i, score in enumerate(scores):
-            if best is None and usable(score) or best is not None and self.better(score, scores[best], ties):
+            if best is None and usable(score) or best is not None and self.better(
+                    score, scores[best], ties, new_rows=on[i], old_rows=on[best]):
                 best = i
         return best
 
@@ -97,6 +117,11 @@ class Score:
         return [i for i, f in sorted(((i, f) for i, f in keyed if f is not None), key=lambda p: -p[1])]
 
 
+def rows_rank(scored_rows: int | None) -> float:
+    """How many rows a score is on, for comparison: ``None`` (every row) above any count."""
+    return math.inf if scored_rows is None else float(scored_rows)
+
+
 # An ablation study's printout is never a validation score (REQ-P2O-020): its evaluations are
 # left out of every best-so-far (the run-wide fallback and the projection the CLI shows).
 UNSCORED_PURPOSES = frozenset({"ablation"})
@@ -107,4 +132,4 @@ def counts_toward_best(purpose: str) -> bool:
     return purpose not in UNSCORED_PURPOSES
 
 
-__all__ = ["UNSCORED_PURPOSES", "Score", "Ties", "counts_toward_best", "usable"]
+__all__ = ["UNSCORED_PURPOSES", "Score", "Ties", "counts_toward_best", "rows_rank", "usable"]

@@ -42,6 +42,7 @@ class Evaluated:
     fell_back: bool = False
     debug_attempts: int = 0
     versions: list[str] = field(default_factory=list)
+    scored_rows: int | None = None    # the validation rows the score is on, when fewer than all
 
     @property
     def score(self) -> float | None:
@@ -213,12 +214,17 @@ async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: Ev
     else:
         kept_id, fell_back = current_id, False
         kept = with_score(current, None if result.is_error else result.score, executable=not result.is_error)
+    # A fallback (Phase 1's s_0, finalization's validation solution) keeps the score of an earlier
+    # evaluation, whose rows a SolutionScript does not carry: taken as every row. Only a Phase 3
+    # round cuts its rows, and one is finalized only when nothing scored on every row beat it.
+    rows = None if fell_back or kept.score is None else done.scored_rows
     wf.record(SolutionEvaluated(solution_id=kept_id, requested_solution_id=requested_id, score=kept.score,
-                                is_executable=kept.is_executable, purpose=purpose, eval_ids=eval_ids))
+                                is_executable=kept.is_executable, purpose=purpose, eval_ids=eval_ids,
+                                scored_rows=rows))
     if not fell_back and not result.is_error and done.submission is not None and done.submission.valid:
         _valid_submissions(wf)[kept_id] = done.submission
     return Evaluated(solution=kept, solution_id=kept_id, result=result, submission=done.submission,
-                     fell_back=fell_back, debug_attempts=attempts, versions=versions)
+                     fell_back=fell_back, debug_attempts=attempts, versions=versions, scored_rows=rows)
 
 
 def _valid_submissions(wf: Workflow) -> dict[str, SubmissionInfo]:

@@ -9,7 +9,13 @@
   of time, different on every run: the harness takes its lines out of the recorded stdout (which
   prompts quote and a same-seed run reproduces) into ``EvaluationCompleted.final_run_estimate_s``.
 
-Both are read the same way: the LAST line with the label decides, and an unreadable or
+* ``Validation Rows: <scored> of <total>`` — optional: printed by a script whose score is on
+  part of its validation rows (a cross-validation the engine's deadline cut to some of its folds,
+  ``engine.agents.builtin.render_cv``). The harness records the count
+  (``EvaluationCompleted.scored_rows``) and the line stays in the output, which says what the score
+  is. A score on fewer rows never replaces one on more (``events.score``).
+
+All are read the same way: the LAST line with the label decides, and an unreadable or
 non-finite value on it gives None, never an earlier line's value.
 """
 
@@ -20,6 +26,8 @@ import re
 
 SCORE_LABEL = "Final Validation Performance:"
 FINAL_RUN_LABEL = "Final Run Estimate:"
+SCORED_ROWS_LABEL = "Validation Rows:"
+_SCORED_ROWS = re.compile(r"[ \t]*(?P<scored>\d+)[ \t]+of[ \t]+(?P<total>\d+)\b")
 
 # What may follow the label: an optional wrapper such as ``np.float64(`` or ``tensor(`` or ``[``,
 # then a number, nan or inf. Anything else on the line after the number is ignored.
@@ -55,6 +63,20 @@ def labelled_value(stdout: str, label: str) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) else None
+
+
+def scored_rows(stdout: str) -> int | None:
+    """The rows the score is on when the LAST ``Validation Rows: <scored> of <total>`` line says
+    they are fewer than all (0 < scored < total), else None: every row, as a script that prints
+    no such line (or an unreadable one) is taken to mean."""
+    at = stdout.rfind(SCORED_ROWS_LABEL)
+    if at < 0:
+        return None
+    match = _SCORED_ROWS.match(stdout, at + len(SCORED_ROWS_LABEL))
+    if not match:
+        return None
+    scored, total = int(match.group("scored")), int(match.group("total"))
+    return scored if 0 < scored < total else None
 
 
 def usable_estimate(seconds: float | None) -> float | None:

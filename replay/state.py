@@ -296,7 +296,7 @@ def _evaluated(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
     if node is not None and score is not None:
         node.score = score
     s.best.offer(s.score_rule, solution_id=p["solution_id"], score=score, is_executable=p["is_executable"],
-                 purpose=p.get("purpose", ""))
+                 purpose=p.get("purpose", ""), scored_rows=p.get("scored_rows"))
 
 
 def _phase_started(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ from engine.harness.workdir import InputMode, prepare_evaluation_directory, remo
 from engine.sandbox import Sandbox, evaluation_policy, private_answers_of
 from events.core import EvaluationCompleted, EvaluationRequested
 from events.sandbox import SandboxLimits, SandboxMode, SandboxPolicy
+from handlers.script_lines import scored_rows
 
 log = structlog.get_logger(__name__)
 
@@ -118,6 +119,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
         submission=submission,
         sandbox=policy,
         final_run_estimate_s=estimate,
+        scored_rows=scored_rows(result.stdout),
     )
 
 

@@ -36,7 +36,8 @@ class BestSoFar:
     def observe(self, event: Event) -> None:
         if isinstance(event, SolutionEvaluated):
             self.current.offer(self.rule, solution_id=event.solution_id, score=event.score,
-                               is_executable=event.is_executable, purpose=event.purpose)
+                               is_executable=event.is_executable, purpose=event.purpose,
+                               scored_rows=event.scored_rows)
 
 
 def track_best(wf: Workflow) -> BestSoFar:

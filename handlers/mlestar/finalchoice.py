@@ -9,6 +9,10 @@ or was cut:
 * failed or cut: its best round settled before it stopped (same REQ-P3-025 rule) stands against
   the inputs; with no scored round the best input is the final (REQ-OR-041/030).
 
+A round scored on part of its rows (its cross-validation cut by the deadline) never beats a
+candidate scored on every row, whatever the two values (``events.score``'s rows rule): the inputs
+are, so such a round is the final only when Phase 3 received nothing with a usable score.
+
 Ties go to the later candidate (``Ties.LATER_WINS``, the paper's ``>=``, REQ-DM-029), the
 inputs in path order and the ensemble last: an ensemble that equals the best path's score is
 taken, as every other step of the pipeline (and the run-wide best, ``replay.best``, and
@@ -22,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from events.domain import EnsembleAttempt, PipelineError, SolutionScript
+from events.domain import EnsembleAttempt, Phase3Result, PipelineError, SolutionScript
+from events.phase3 import Phase3Outcome
 from events.score import Score, Ties
 from handlers.mlestar.phase3 import best_index
 
@@ -37,26 +42,36 @@ class FinalChoice:
 
 def best_round(rounds: Sequence[EnsembleAttempt], rule: Score) -> EnsembleAttempt | None:
     """The rounds' best by REQ-P3-025's rule (the one ``phase3.select_best`` applies)."""
-    r = best_index([a.score for a in rounds], rule)
+    r = best_index([a.score for a in rounds], rule, [a.scored_rows for a in rounds])
     return None if r is None else rounds[r]
 
 
+def picked_rows(result: Phase3Result) -> int | None:
+    """The rows Phase 3's own pick is scored on: its winning round's (``None``, every row, for the
+    REQ-P3-026 fallback to an input, and for a result that carries no rounds)."""
+    if isinstance(result, Phase3Outcome) and result.best_round is not None:
+        return result.attempts[result.best_round].scored_rows
+    return None
+
+
 def choose_final(rule: Score, inputs: Sequence[SolutionScript], phase3_pick: SolutionScript | None,
-                 phase3_score: float | None) -> FinalChoice:
-    """The best of ``inputs`` (each carrying its score) and Phase 3's pick, by ``rule`` with
-    later ties winning (the pick is last). ``phase3_pick`` is None when Phase 3 yielded nothing
-    scored; then the best input is the final."""
-    candidates = [(s, s.score) for s in inputs]
+                 phase3_score: float | None, phase3_rows: int | None = None) -> FinalChoice:
+    """The best of ``inputs`` (each carrying its score, on every row) and Phase 3's pick (on
+    ``phase3_rows`` rows, ``None``: every row), by ``rule`` with later ties winning (the pick is
+    last). ``phase3_pick`` is None when Phase 3 yielded nothing scored; then the best input is
+    the final."""
+    candidates = [(s, s.score, None) for s in inputs]
     if phase3_pick is not None:
-        candidates.append((phase3_pick, phase3_score))
-    i = rule.best_index([score for _, score in candidates], Ties.LATER_WINS)
+        candidates.append((phase3_pick, phase3_score, phase3_rows))
+    i = rule.best_index([score for _, score, _ in candidates], Ties.LATER_WINS,
+                        [rows for _, _, rows in candidates])
     if i is None:
         raise PipelineError("no candidate for the final solution carries a usable score")
-    solution, score = candidates[i]
+    solution, score, _ = candidates[i]
     assert score is not None
     won = phase3_pick is not None and i == len(inputs)
     return FinalChoice(solution=solution.model_copy(update={"score": score}), score=score, from_phase3=won,
                        input_index=None if won else i)
 
 
-__all__ = ["FinalChoice", "best_round", "choose_final"]
+__all__ = ["FinalChoice", "best_round", "choose_final", "picked_rows"]

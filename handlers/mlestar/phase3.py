@@ -164,7 +164,8 @@ async def ensemble_round(wf: Workflow, r: int, solutions: list[SolutionScript], 
         warn(wf, f"Phase 3 ensemble round {r} failed", round=r, plan=plan[:200], error=error_summary(ev))
         return settle(wf, r, plan, None, "failed", script=ev.solution, solution_id=ev.solution_id,
                       reason=error_summary(ev))
-    return settle(wf, r, plan, score, "evaluated", script=ev.solution, solution_id=ev.solution_id)
+    return settle(wf, r, plan, score, "evaluated", script=ev.solution, solution_id=ev.solution_id,
+                  scored_rows=ev.scored_rows)
 
 
 async def invoke_ens_planner(wf: Workflow, r: int, solutions: list[SolutionScript], plans: list[str],
@@ -189,21 +190,23 @@ async def invoke_ensembler(wf: Workflow, r: int, plan: str, solutions: list[Solu
 
 def settle(wf: Workflow, r: int, plan: str, score: float | None, status: RoundStatus, *,
            script: SolutionScript | None = None, solution_id: str | None = None,
-           reason: str = "") -> EnsembleAttempt:
+           reason: str = "", scored_rows: int | None = None) -> EnsembleAttempt:
     """REQ-P3-032: the round's EnsembleAttempt (an empty-content script when none came into
-    being), recorded as an ``EnsembleRoundCompleted`` decision."""
+    being), recorded as an ``EnsembleRoundCompleted`` decision; ``scored_rows``: the validation
+    rows the score is on when fewer than all."""
     if script is None:
         script = SolutionScript(content="", phase=SolutionPhase.ensemble, is_executable=False)
     script = with_score(script, score, executable=score is not None or (script.is_executable and bool(script.content)))
     wf.record(EnsembleRoundCompleted(round=r, plan=plan, score=score, solution_id=solution_id, status=status,
-                                     reason=reason))
-    return EnsembleAttempt(plan=plan, score=score, solution=script)
+                                     reason=reason, scored_rows=scored_rows))
+    return EnsembleAttempt(plan=plan, score=score, solution=script, scored_rows=scored_rows)
 
 
-def best_index(scores: Sequence[float | None], rule: Score) -> int | None:
+def best_index(scores: Sequence[float | None], rule: Score, rows: Sequence[int | None] | None = None) -> int | None:
     """REQ-P3-025: argbest over the usable scores, the LAST of equal bests winning (the
-    pipeline's >= semantics). None when no score is usable."""
-    return rule.best_index(scores, Ties.LATER_WINS)
+    pipeline's >= semantics); a score on fewer ``rows`` never beats one on more
+    (``events.score``). None when no score is usable."""
+    return rule.best_index(scores, Ties.LATER_WINS, rows)
 
 
 def select_best(wf: Workflow, solutions: list[SolutionScript], attempts: list[EnsembleAttempt]) -> Phase3Outcome:
@@ -211,7 +214,7 @@ def select_best(wf: Workflow, solutions: list[SolutionScript], attempts: list[En
     returned score is always the chosen solution's own score (REQ-P3-035)."""
     rule = score_rule(wf)
     R = len(attempts)
-    r_star = best_index([a.score for a in attempts], rule)
+    r_star = best_index([a.score for a in attempts], rule, [a.scored_rows for a in attempts])
     if r_star is not None:
         best, score = attempts[r_star].solution, attempts[r_star].score
         fallback = False

@@ -75,7 +75,7 @@ from handlers.deadline import Deadline, DeadlineReached
 from handlers.evaluation import submission_of
 from handlers.finalization import record_own_submission, run_finalization
 from handlers.mlestar.bestsofar import best_so_far, best_solution_id, track_best
-from handlers.mlestar.finalchoice import best_round, choose_final
+from handlers.mlestar.finalchoice import best_round, choose_final, picked_rows
 from handlers.mlestar.phase1 import first_choice, post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
@@ -313,11 +313,13 @@ class Pipeline:
         result: Phase3Result | None = outcome.value if outcome.ok else None
         pick: SolutionScript | None = None
         pick_score: float | None = None
+        pick_rows: int | None = None
         if result is not None:                # Phase 3's own pick (REQ-P3-025/026)
             pick, pick_score = result.best_ensemble, result.best_ensemble_score
+            pick_rows = picked_rows(result)
         elif (kept := best_round(rounds, rule)) is not None:   # failed or cut: its best round so far
-            pick, pick_score = kept.solution, kept.score
-        final = choose_final(rule, inputs, pick, pick_score)
+            pick, pick_score, pick_rows = kept.solution, kept.score, kept.scored_rows
+        final = choose_final(rule, inputs, pick, pick_score, pick_rows)
         if result is not None and final.from_phase3:
             return result, result.best_ensemble.model_copy(update={"score": result.best_ensemble_score}), \
                 result.best_ensemble_score

@@ -12,6 +12,7 @@ import time
 
 from engine.agents.builtin.render import render_solution
 from engine.agents.builtin.spec import parse_spec
+from handlers.script_lines import scored_rows
 
 PASSED = {"ENGINE_EVAL_DEADLINE": "0"}   # a Unix time long gone: every fold check finds no room
 # Appended to a script: the score of its blend on the rows of its first two folds, as the script
@@ -44,6 +45,10 @@ def test_an_ensemble_out_of_time_scores_on_the_rows_of_two_folds_as_the_full_run
                        cut.stdout)
     assert stated is not None, cut.stdout
     assert 0.3 * int(stated.group(2)) < int(stated.group(1)) < 0.5 * int(stated.group(2))
+    # The engine reads the rows off the script's own line (EvaluationCompleted.scored_rows); the
+    # full run says nothing, so its score counts as on every row.
+    assert scored_rows(cut.stdout) == int(stated.group(1))
+    assert scored_rows(full.stdout) is None
     two_folds = float(re.search(r"TWO FOLDS ([\d.e-]+)", full.stdout).group(1))
     assert cut.score == two_folds
     assert len(cut.submission) == len(full.submission) > 0

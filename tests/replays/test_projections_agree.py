@@ -63,7 +63,8 @@ class Rebased:
             self.best.restart(p["kept_solution_id"], p["score"])
         elif env.type == "SolutionEvaluated" and self.best is not None:
             self.best.offer(state.score_rule, solution_id=p["solution_id"], score=p["score"],
-                            is_executable=p["is_executable"], purpose=p["purpose"])
+                            is_executable=p["is_executable"], purpose=p["purpose"],
+                            scored_rows=p.get("scored_rows"))
 
 
 def agree(rt: Runtime, state: PipelineState, rebased: Rebased, where: str) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from engine.agents.builtin.render_bag import reads_deadline
 from engine.agents.builtin.render_final import score_rows_code
+from handlers.script_lines import SCORED_ROWS_LABEL
 
 # At least this many folds are fit: one fold scores a fifth of the rows, too few to choose by.
 MIN_CV_FOLDS = 2
@@ -73,6 +74,7 @@ _CUT = [
     "    scored = np.sort(np.concatenate([va for _, va in cv_splits[:folds_fit]]))",
     "    print(f\"Cross-validation cut to {folds_fit} of {len(cv_splits)} folds by the engine's deadline: \"",
     "          f\"the score is on their {len(scored)} of {len(X_cv)} rows\")",
+    f"    print(f\"{SCORED_ROWS_LABEL} {{len(scored)}} of {{len(X_cv)}}\")",
     "    position = np.full(len(X_cv), -1)",
     "    position[scored] = np.arange(len(scored))",
     "    cv_splits = [(np.flatnonzero(~np.isin(np.arange(len(scored)), position[va])), position[va])",
