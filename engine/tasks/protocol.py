@@ -40,14 +40,15 @@ DEVELOPMENT: tuple[str, ...] = (
     # 600 s with seeds 0-2, two of them 3.5-5 % worse than the other four, a failure that comes and
     # goes with the seed; its runs are read to find why, which makes it a development task.
     "athlete-weight",
+    # Held out on 2026-11-27 (stop 49) in athlete-weight's place: run at 120 s with seeds 0-2 and at
+    # 600 s with seed 0, behind both peers every time (1.6-2.7 % on the means); its runs are read to
+    # find why (stop 50), which makes it a development task.
+    "galaxy-velocity",
 )
 HELD_OUT: tuple[str, ...] = (
     "film-oscar",
     # Added on 2026-11-27 (the fifth rotation) from two packages' tables no run had seen.
     "hourly-sunlight", "yeast-gene-function", "image-segment",
-    # Added on 2026-11-27 in athlete-weight's place (a regression with text columns), from a package
-    # no task had used (pyongc's OpenNGC galaxies), before any run of the agent on it.
-    "galaxy-velocity",
 )
 SETS: dict[str, tuple[str, ...]] = {"dev": DEVELOPMENT, "heldout": HELD_OUT}
 
