@@ -16,6 +16,7 @@ from sklearn import datasets as skd
 from sklearn.utils import Bunch
 
 from engine.tasks import bundled_islp as islp
+from engine.tasks.bundled_baseball import BASEBALL_SPECS
 from engine.tasks.bundled_coverage import COVERAGE_SPECS
 from engine.tasks.bundled_films_places import FILMS_PLACES_SPECS
 from engine.tasks.bundled_galaxies import GALAXY_SPECS
@@ -241,5 +242,6 @@ SPECS: dict[str, BundledSpec] = {
         *FILMS_PLACES_SPECS,
         *MEASUREMENT_SPECS,
         *GALAXY_SPECS,
+        *BASEBALL_SPECS,
     )
 }
