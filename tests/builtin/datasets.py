@@ -161,6 +161,22 @@ def rare_class_task(dest: Path, n: int = 2500) -> Path:
     return _write(dest, train, test, sample)
 
 
+def faint_gaps_task(dest: Path, n: int = 2000) -> Path:
+    """A distance from a brightness that is not measured for most of the far objects (galaxy
+    velocities' V magnitude, missing on two thirds of the faint galaxies): where ``brightness`` is
+    missing the object is far, so a median in its place says the opposite of what the gap says."""
+    rng = np.random.default_rng(9)
+    distance = rng.gamma(2.0, 50.0, size=n)
+    brightness = 20.0 - 5.0 * np.log10(distance) + rng.normal(scale=0.3, size=n)
+    brightness[(distance > np.quantile(distance, 0.5)) & (rng.random(n) < 0.8)] = np.nan
+    df = pd.DataFrame({"id": np.arange(n), "brightness": brightness, "size": 30.0 / distance * rng.lognormal(0, 0.6, n),
+                       "noise": rng.normal(size=n), "distance": distance})
+    cut = int(n * 0.8)
+    train, test = df.iloc[:cut], df.iloc[cut:].drop(columns="distance")
+    sample = pd.DataFrame({"id": test["id"], "distance": 0.0})
+    return _write(dest, train, test, sample)
+
+
 TASKS = {
     "binary": (binary_task, TaskType.classification, "roc_auc", MetricDirection.maximize),
     "multiclass": (multiclass_task, TaskType.classification, "accuracy", MetricDirection.maximize),
@@ -172,6 +188,7 @@ TASKS = {
     "named-products": (named_products_task, TaskType.classification, "accuracy", MetricDirection.maximize),
     "noisy-logloss": (noisy_logloss_task, TaskType.classification, "logloss", MetricDirection.minimize),
     "rare-class": (rare_class_task, TaskType.classification, "accuracy", MetricDirection.maximize),
+    "faint-gaps": (faint_gaps_task, TaskType.regression, "rmse", MetricDirection.minimize),
 }
 
 

@@ -1,6 +1,7 @@
 """Methods that hold on unseen tables (issue 28), each checked by running the script it renders:
-a Poisson loss for counts, native categories for both boosters, calendar numbers from date text; and
-the ablation's variants that put each of them to the validation test inside a run."""
+a Poisson loss for counts, native categories and native gaps for both boosters, calendar numbers
+from date text; and the ablation's variants that put each of them to the validation test inside a
+run."""
 
 from __future__ import annotations
 
@@ -291,3 +292,53 @@ def test_early_stopping_reads_its_stopping_point_when_a_class_has_one_training_r
                                     'len(STOPPING_ROUNDS) > 0]')
     assert found == [[True, [0, 1, 2]], True]
     assert run.score is not None
+
+
+@pytest.fixture(scope="module")
+def gaps(tmp_path_factory):
+    from conftest import Env
+
+    return Env("faint-gaps", tmp_path_factory.mktemp("faint-gaps"))
+
+
+@pytest.mark.parametrize("family", ["lightgbm", "hist_gradient_boosting"])
+def test_a_booster_draft_sees_numeric_gaps_as_gaps(gaps, family):
+    """Both boosters are drafted with native gaps: the numeric columns reach the model with every
+    NaN the training rows have (the gap is information), and the script scores and submits."""
+    spec = new_spec("regression", "rmse", 7, None, FAMILIES[family])
+    assert spec["data"]["prep"]["num_impute"] == "native"
+    (missing, passed), run = _probe(gaps, spec, '[int(X_tr["brightness"].isna().sum()), '
+                                               'int(np.isnan(members[0][1].named_steps["prep"].fit_transform(X_tr)).sum())]')
+    assert passed == missing > 0
+    assert run.score is not None and run.submission["distance"].notna().all()
+
+
+def test_native_gaps_beat_medians_where_the_gap_says_far(gaps):
+    """The point of it, measured by the script's own cross-validation: on the faint-gaps table a
+    median brightness makes a far object look near; the gap itself tells the booster it is far."""
+    native = gaps.run(render_solution(_spec("regression", "rmse")))
+    medians = gaps.run(render_solution(_spec("regression", "rmse",
+                                             data__prep={**FAMILIES["lightgbm"].prep, "num_impute": "median"})))
+    assert native.rc == 0 and medians.rc == 0, native.stderr + medians.stderr
+    assert native.score < medians.score
+
+
+def test_a_member_that_cannot_take_gaps_gets_medians_under_the_same_data_gene(gaps):
+    """A linear member blended into a booster solution whose DATA gene says "native" (the merge
+    keeps one DATA gene) still gets medians: the gaps reach only the families that split on them."""
+    spec = new_spec("regression", "rmse", 7, None, FAMILIES["lightgbm"])
+    linear = dict(spec["model"]["members"][0], name="linear", family="linear", params={}, prep=None)
+    spec["model"]["members"].append(linear)
+    spec["reg"]["linear"] = dict(FAMILIES["linear"].reg_params["regression"])
+    found, run = _probe(gaps, spec, '[int(np.isnan(m.named_steps["prep"].fit_transform(X_tr)).sum()) for _, m in members]')
+    assert found[0] > 0 and found[1] == 0
+    assert run.score is not None
+
+
+def test_the_ablation_puts_native_gaps_against_medians():
+    spec = _spec("regression", "rmse")
+    said, changed = _variant(spec, "missing_indicators")
+    assert changed["data"]["prep"]["num_impute"] == "median" and "medians" in said
+    forest = new_spec("regression", "rmse", 7, None, FAMILIES["random_forest"])
+    said, changed = _variant(forest, "missing_indicators")
+    assert changed["data"]["prep"]["indicators"] is True and changed["data"]["prep"]["num_impute"] == "median"

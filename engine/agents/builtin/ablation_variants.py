@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.builtin.catalog import FAMILIES
+from engine.agents.builtin.catalog import FAMILIES, NATIVE_MISSING_FAMILIES
 from engine.agents.builtin.coordinate_search import apply_changes, family_of
 from engine.agents.builtin.render import DEFAULT_FEATURES
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
@@ -50,6 +50,11 @@ def ablation_variant(spec: dict[str, Any], component: str) -> tuple[str, dict[st
         data["prep"]["encode"] = ("native" if native else "onehot") if data["prep"]["encode"] == "ordinal" else "ordinal"
         return f"categorical encoding {spec['data']['prep']['encode']} -> {data['prep']['encode']}", out
     if component == "missing_indicators":
+        if data["prep"].get("num_impute") == "native" and any(m["family"] in NATIVE_MISSING_FAMILIES for m in members):
+            # Indicator columns change nothing for a booster that sees the gaps themselves: the
+            # study is whether the gaps tell it anything, against medians in their place.
+            data["prep"]["num_impute"] = "median"
+            return "numeric gaps filled with medians instead of reaching the boosters as gaps", out
         data["prep"]["indicators"] = not data["prep"].get("indicators")
         return f"missing-value indicator columns {'on' if data['prep']['indicators'] else 'off'}", out
     if component == "model_capacity":

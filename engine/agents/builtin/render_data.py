@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.builtin.catalog import MANY_CLASSES
+from engine.agents.builtin.catalog import MANY_CLASSES, NATIVE_MISSING_FAMILIES
 from engine.agents.builtin.spec import LOWER_IS_BETTER, SUBSAMPLE_BEGIN, SUBSAMPLE_END, dumps, py_repr
 
 # Metric code per canonical metric: the printed number is the metric itself (never negated).
@@ -267,8 +267,13 @@ def render_data(spec: dict[str, Any], *, indent: str = "") -> str:
         "NARROW_CAT_COLS = [c for c in CAT_COLS if c not in WIDE_CAT_COLS]",
         "",
         "",
-        "def make_preprocessor(num_impute=\"median\", indicators=False, scale=\"none\", encode=\"ordinal\"):",
-        '    """Built unfitted into each model\'s Pipeline, so it only ever sees that model\'s training rows."""',
+        f"NATIVE_MISSING_FAMILIES = {NATIVE_MISSING_FAMILIES!r}",
+        "",
+        "",
+        "def make_preprocessor(num_impute=\"median\", indicators=False, scale=\"none\", encode=\"ordinal\", family=None):",
+        '    """Built unfitted into each model\'s Pipeline, so it only ever sees that model\'s training rows.',
+        '    num_impute="native": numeric gaps stay gaps for a family that splits on them itself',
+        '    (NATIVE_MISSING_FAMILIES: the gap is information, a median hides it); medians for any other."""',
         "    def scaler():",
         "        return {",
         "            \"none\": \"passthrough\",",
@@ -277,7 +282,11 @@ def render_data(spec: dict[str, Any], *, indent: str = "") -> str:
         "            \"quantile\": QuantileTransformer(n_quantiles=200, output_distribution=\"normal\", random_state=SEED),",
         "        }[scale]",
         "",
-        "    numeric = Pipeline([(\"impute\", SimpleImputer(strategy=num_impute, add_indicator=indicators)),",
+        "    if num_impute == \"native\" and family in NATIVE_MISSING_FAMILIES:",
+        "        impute = \"passthrough\"",
+        "    else:",
+        "        impute = SimpleImputer(strategy=\"median\" if num_impute == \"native\" else num_impute, add_indicator=indicators)",
+        "    numeric = Pipeline([(\"impute\", impute),",
         "                        (\"scale\", scaler())])",
         "    # A float target of whole numbers would pass for classes: say what the target is. Class",
         "    # shares are left in [0, 1] as one-hot columns are (scaled, movie-genre's 33 of them over-fit",

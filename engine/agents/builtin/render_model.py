@@ -41,7 +41,7 @@ def _member_code(member: dict[str, Any], kind: str) -> list[str]:
     close = "))" if family.key in SIZED_FAMILIES else ")"
     return [
         f'    members.append(("{member["name"]}", Pipeline([',
-        f"        (\"prep\", make_preprocessor({prep})),",
+        f"        (\"prep\", make_preprocessor({prep}, family=\"{family.key}\")),",
         f"        (\"model\", wrap_target({model}",
         f"            {', '.join(args)}{close})),",
         "    ])))",
