@@ -342,3 +342,18 @@ def test_the_ablation_puts_native_gaps_against_medians():
     forest = new_spec("regression", "rmse", 7, None, FAMILIES["random_forest"])
     said, changed = _variant(forest, "missing_indicators")
     assert changed["data"]["prep"]["indicators"] is True and changed["data"]["prep"]["num_impute"] == "median"
+
+
+def test_a_numeric_column_without_a_value_is_left_out_where_gaps_pass_through(gaps):
+    """vowel-speaker's speech frames have columns empty on every row: medians drop them (nothing
+    to impute from), and so must the pass-through, since the histogram booster cannot bin a column
+    of gaps alone ("window shape cannot be larger than input array shape")."""
+    spec = new_spec("regression", "rmse", 7, None, FAMILIES["hist_gradient_boosting"])
+    found, _ = _probe(gaps, spec, '(lambda A: [list(KeepObserved().fit_transform(A).shape), len(NUM_COLS), '
+                                  'bool(np.isnan(KeepObserved().fit_transform(A)).any()), '
+                                  'HistGradientBoostingRegressor(max_iter=5).fit(KeepObserved().fit_transform(A), y_tr)'
+                                  '.n_iter_, type({n: t for n, t, _ in make_preprocessor(**PREP, family="hist_gradient_boosting")'
+                                  '.transformers}["num"].named_steps["impute"]).__name__])'
+                                  '(np.c_[X_tr[NUM_COLS].to_numpy(dtype=float), np.full(len(X_tr), np.nan)])')
+    (rows, columns), numeric, gaps_kept, rounds, step = found
+    assert columns == numeric and gaps_kept and rounds == 5 and step == "KeepObserved"
