@@ -60,7 +60,7 @@ def choose_final(rule: Score, inputs: Sequence[SolutionScript], phase3_pick: Sol
     ``phase3_rows`` rows, ``None``: every row), by ``rule`` with later ties winning (the pick is
     last). ``phase3_pick`` is None when Phase 3 yielded nothing scored; then the best input is
     the final."""
-    candidates = [(s, s.score, None) for s in inputs]
+    candidates: list[tuple[SolutionScript, float | None, int | None]] = [(s, s.score, None) for s in inputs]
     if phase3_pick is not None:
         candidates.append((phase3_pick, phase3_score, phase3_rows))
     i = rule.best_index([score for _, score, _ in candidates], Ties.LATER_WINS,
