@@ -461,3 +461,33 @@ def test_a_time_driven_test_version_grows_its_bags_into_the_time_it_was_given(tm
     fixed = Env("regression", tmp_path / "fixed", PipelineConfig(subsample_limit=30000))
     fixed_test = fixed.ok("test", **{"task description": "", "final solution": mean}).code
     assert "grow_seeds" not in parse_spec(fixed_test)["train"] and "GROW_SEEDS" not in fixed_test
+
+
+def test_a_time_driven_test_version_grows_a_booster_the_seed_does_not_change_by_row_samples(tmp_path):
+    """Issue 28 (runs use at least 90 % of their limit): a HistGB the seed does not change had
+    nothing to grow, and its test version left the time the estimate held back idle
+    (galaxy-velocity at 120 s, seed 1: 2.5 s of 10.5 s taken, the run ended at 89 %). Its bag's
+    first fit learns from every row — the model the run validated — and the fits grown after it
+    from their own nine tenths of the rows; with the deadline passed it is that one fit alone."""
+    from conftest import Env
+
+    timed = Env("regression", tmp_path, PipelineConfig(subsample_limit=30000, step_policy="time"))
+    hgb = _solution(timed, "histogram gradient boosting")
+    assert parse_spec(hgb)["model"]["members"][0]["family"] == "hist_gradient_boosting"
+    test_script = timed.ok("test", **{"task description": "", "final solution": hgb}).code
+    probe = test_script + textwrap.dedent("""
+        bag = members[0][1]
+        alone = clone(bag.estimator).fit(X, y)
+        same = [bool(np.allclose(fit.predict(X_test), alone.predict(X_test))) for fit in bag.estimators_]
+        print("FITS", len(bag.estimators_), "WHOLE", same[0], "SAMPLED", not any(same[1:]))
+    """)
+    unhurried = timed.run(probe)
+    hurried = timed.run(probe, env={"ENGINE_EVAL_DEADLINE": str(time.time())})
+    assert unhurried.rc == 0 and hurried.rc == 0, unhurried.stderr + hurried.stderr
+    assert f"FITS {GROWN_BAG} WHOLE True SAMPLED True" in unhurried.stdout
+    assert f"Seed bags grown by {GROWN_BAG - 1} fits to [{GROWN_BAG}]" in unhurried.stdout
+    assert "FITS 1 WHOLE True SAMPLED True" in hurried.stdout
+    assert len(hurried.submission) == len(unhurried.submission) > 0
+
+    search_script = timed.ok("ensembler", solutions=[hgb, hgb], plan=_plan({"combine": "mean"})).code
+    assert "whole_first" not in search_script   # the search's scripts keep their models unbagged

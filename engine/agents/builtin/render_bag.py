@@ -20,12 +20,15 @@ _SEED_BAG = [
     "class SeedBagged(BaseEstimator):",
     '    """The model fit under `seeds` seeds (SEED, SEED + 1, ...), its predictions averaged. With',
     '    `rows` below 1 each fit also learns from its own seeded sample of that share of the rows:',
-    '    a booster the seed does not change differs from fit to fit that way."""',
+    '    a booster the seed does not change differs from fit to fit that way. With `whole_first`,',
+    '    the first fit learns from every row (the model the run validated) and only the fits',
+    '    grown after it from samples."""',
     "",
-    "    def __init__(self, estimator, seeds=2, rows=1.0):",
+    "    def __init__(self, estimator, seeds=2, rows=1.0, whole_first=False):",
     "        self.estimator = estimator",
     "        self.seeds = seeds",
     "        self.rows = rows",
+    "        self.whole_first = whole_first",
     "",
     "    def fit(self, X, y, fit_by=None):",
     '        """`fit_by` (a Unix time): no further fit starts that would not end by it, as long as',
@@ -58,7 +61,7 @@ _SEED_BAG = [
     '        reading = globals().get("READING_S", [0.0])',
     "        i, started, read_before = len(self.estimators_), time.time(), reading[0]",
     "        X_i, y_i = X, y",
-    "        if self.rows < 1:",
+    "        if self.rows < 1 and not (self.whole_first and i == 0):",
     "            keep = np.sort(np.random.RandomState(SEED + i).permutation(len(X))[:max(1, int(self.rows * len(X)))])",
     '            X_i, y_i = (X.iloc[keep] if hasattr(X, "iloc") else X[keep]), y[keep]',
     "        params = self.estimator.get_params()",
@@ -90,6 +93,15 @@ _SEED_BAG = [
 ]
 
 
+# A time-driven test version of a booster the seed does not change had nothing to grow and left
+# the time the script's estimate held back idle (galaxy-velocity at 120 s with seed 1, two HistGB
+# members: 2.5 s of the 10.5 s given taken, the run ended at 89 % of its limit). Grown fits on
+# nine tenths of the rows beside the fit on every row, on development test rows (HistGB Phase 1
+# drafts, 12 s given): galaxy-velocity RMSE 2610 -> 2580, earthquake-magnitude 0.4111 -> 0.3967,
+# bird-strike-damage AUC 0.7922 -> 0.8005, credit-default 0.9388 -> 0.9383.
+GROWN_ROW_BAG = "SeedBagged(model, 1, rows=BAG_ROWS, whole_first=True) if bags_rows(model) else "
+
+
 def _more_than_one(value: Any) -> bool:
     """A gene's count of fits that asks for more than one: a whole number above 1 (a plan's odd
     value, a flag, means one)."""
@@ -115,9 +127,10 @@ def reads_deadline(train: dict[str, Any]) -> bool:
 
 def members_code(train: dict[str, Any]) -> list[str]:
     """The lines that build ``members``: the MODEL gene's, each seed-varying one (or booster the seed
-    does not change) bagged when asked. A test version that grows its bags wraps each seed-varying
-    member of an unbagged gene in a bag of one seed, which then grows; a booster the seed does not
-    change stays as it was (its bags would each leave out a tenth of the rows it learned from)."""
+    does not change) bagged when asked. A test version that grows its bags wraps each member of an
+    unbagged gene that can vary in a bag of one fit on every row, which then grows: a seed-varying
+    one by seeds, a booster the seed does not change by fits on a tenth fewer rows
+    (``GROWN_ROW_BAG``)."""
     if not (bagged(train) or grows(train)):
         return ["members = make_members()"]
     seeds = train["seeds"] if bagged(train) else 1
@@ -126,7 +139,8 @@ def members_code(train: dict[str, Any]) -> list[str]:
     imports = [] if train.get("early_stop") else [
         "import time", "", "from sklearn.base import BaseEstimator", "", "",
         'DEADLINE = float(os.environ.get("ENGINE_EVAL_DEADLINE", "inf"))']
-    row_bagged = "SeedBagged(model, BAG_SEEDS, rows=BAG_ROWS) if bags_rows(model) else " if bagged(train) else ""
+    row_bagged = ("SeedBagged(model, BAG_SEEDS, rows=BAG_ROWS) if bags_rows(model) else " if bagged(train)
+                  else GROWN_ROW_BAG if grows(train) else "")
     return [
         *imports,
         f"SEED_VARYING = {SEED_VARYING_CLASSES!r}",

@@ -96,7 +96,9 @@ def test_gene(train: dict[str, Any], metric: str, score_rows: int, *, grow_seeds
     """The TRAINING_TRICKS gene of a solution's test version: every model refit on all rows.
 
     ``grow_seeds`` (a time-driven run, ``GROWN_BAG``): each seed-varying member's bag goes on
-    adding fits on all rows, up to that many, while the time the engine gave the test run allows.
+    adding fits on all rows, up to that many, while the time the engine gave the test run allows
+    (a booster the seed does not change: fits on nine tenths of the rows beside its fit on every
+    row, ``render_bag.GROWN_ROW_BAG``).
     The time plan sizes finalization from the script's estimate, which scales the search's refit
     linearly to every row and so overstates a booster, whose cost per tree is mostly fixed
     (annual-precipitation at 120 s: estimated 28.8 s, took 10.2 s; population-by-age: 107 s
