@@ -40,7 +40,7 @@ from events.spend import AgentSpendRecorded
 from handlers.agent_failures import STOP_REASON, AgentFailingRepeatedly, FailureStreak
 from handlers.futures import Cancelled, Task, _Future, _Wake
 from handlers.money_watch import MoneyWatch
-from handlers.timebudget import Measured
+from handlers.timebudget import FinalizeAt, Measured
 from handlers.workflow import Workflow, jsonable
 from replay.meter import SpendMeter
 
@@ -64,7 +64,7 @@ class Runtime:
         self.now = 0.0
         self.spend = SpendMeter()
         self.measured = Measured()  # effect durations for the time plan (handlers.timebudget)
-        self.finalize_at: Callable[[float], float] | None = None   # see Workflow.follow_time_plan
+        self.finalize_at: FinalizeAt | None = None   # see Workflow.follow_time_plan
         self.money = MoneyWatch(self.spend)           # spend per scope, budget stops, the money watches
         self.failures = FailureStreak()  # the same agent error again and again stops the run
         self.finished = False

@@ -39,8 +39,17 @@ no smaller than half of finalization's share:
 ``reserve = min(T / 2, max(finalization share × T / 2, need))``. The half share stays for what the
 measurement cannot see (a script that does not estimate, whose test run fits on all the rows
 where its search runs fitted on a sample). Without it a run left most of its 10 % idle after a finalization measured to take a few
-seconds, and could not use 90 % of its limit. The fixed-step presets keep the share and the
-floor (their recorded runs decide as before).
+seconds, and could not use 90 % of its limit. When the need is the scripts' own estimate (the
+solution to finalize printed one and, for a step still to run, the ratio comes from estimates)
+the measurement sees the test run, so that floor is at most ``ESTIMATED_FLOOR_S``: at 600 s half
+the share held 30 s for a finalization that took 8 (regime-type), 5 % of the limit idle. The
+fixed-step presets keep the share and the floor (their recorded runs decide as before).
+
+A step still to run is taken to cost the estimate-to-run ratio of the solution it resembles
+(``like``: Phase 3's next round, the last round's ensemble) when that one was measured, else the
+largest ratio of the run: a blend of fitted members re-fits less per second of its search run
+than the small linear scripts that set the run's largest ratio (vowel-speaker: 0.26 against
+0.67), and the run-wide ratio kept its last round out of a window it fitted in.
 
 and the finalize-now point is ``T − reserve`` (REQ-OR-034's "less than max(10 %, 5 min) left":
 the 10 % is the share; the 5 minutes became the measurement, see docs/decisions.md). The reserve
@@ -93,6 +102,10 @@ FINALIZATION_EVAL_RUNS = 2      # without an estimate: the test script's run and
 # than its rows; a machine busy with two search runs frees up for finalization's one).
 FINAL_RUN_MARGIN = 1.3
 FINALIZATION_AGENT_CALLS = 4    # subsampling extract and remove, A_test, the leakage check
+# The time mode's floor when the scripts estimated their test run: what the estimate does not
+# see (the test script's start-up on the full data, the agent calls' spread) is seconds, not a
+# share of the limit.
+ESTIMATED_FLOOR_S = 10.0
 MAX_RESERVE_FRACTION = 0.5      # the search keeps at least half of the limit
 MIN_CANDIDATE_S = 20.0          # one Phase 1 candidate (retriever, A_init, a run) before finalize-now
 GRACE_FRACTION = 0.05
@@ -101,6 +114,10 @@ MAX_GRACE_S = 60.0
 # own exit (closing the store, the interpreter) comes after it: bird-strike-damage at 120 s ended
 # its driven clock at 119.8 s and its process at 120.36 s. Its windows end this much before T.
 EXIT_ALLOWANCE_S = 1.0
+
+# The finalize-now point should a step of so many seconds, re-fitting like the given solution,
+# produce the solution to finalize (``TimePlan.finalize_at_if``).
+FinalizeAt = Callable[[float, "str | None"], float]
 
 
 @dataclass
@@ -113,6 +130,7 @@ class Measured:
     eval_s: dict[str, float] = field(default_factory=dict)       # solution id -> its slowest scored run
     final_run_s: dict[str, float] = field(default_factory=dict)  # solution id -> its largest test-run estimate
     final_run_ratio: float = 0.0   # the largest estimate / its own run seen: for solutions not run yet
+    run_ratio: dict[str, float] = field(default_factory=dict)    # solution id -> its estimate / its run
 
     def evaluation(self, result: EvaluationResult, solution_id: str = "",
                    final_run_estimate_s: float | None = None) -> None:
@@ -127,6 +145,7 @@ class Measured:
             if estimate is not None and took > 0:
                 self.final_run_ratio = max(self.final_run_ratio, estimate / took)
                 if solution_id:
+                    self.run_ratio[solution_id] = max(self.run_ratio.get(solution_id, 0.0), estimate / took)
                     self.final_run_s[solution_id] = max(self.final_run_s.get(solution_id, 0.0), estimate)
 
     def agent_call(self, took_s: float) -> None:
@@ -140,11 +159,18 @@ class Measured:
         run_s = self.eval_s.get(solution_id, self.slowest_eval_s) if solution_id else self.slowest_eval_s
         return self.need_for_run_s(run_s)
 
-    def need_for_run_s(self, run_s: float) -> float:
-        """What finalizing a solution whose search run takes ``run_s`` should take."""
-        if self.final_run_ratio > 0:
-            return self._need(FINAL_RUN_MARGIN * self.final_run_ratio * run_s)
+    def need_for_run_s(self, run_s: float, like: str | None = None) -> float:
+        """What finalizing a solution whose search run takes ``run_s`` should take; ``like``: the
+        measured solution it resembles, whose estimate-to-run ratio it is taken to have."""
+        ratio = self.run_ratio.get(like, self.final_run_ratio) if like else self.final_run_ratio
+        if ratio > 0:
+            return self._need(FINAL_RUN_MARGIN * ratio * run_s)
         return self._need(FINALIZATION_EVAL_RUNS * run_s)
+
+    def estimated(self, solution_id: str | None) -> bool:
+        """Finalizing ``solution_id`` is sized from its script's own estimate of its test run (and
+        so is a step still to run: an estimate sets ``final_run_ratio`` too)."""
+        return solution_id is not None and solution_id in self.final_run_s
 
     def _need(self, test_run_s: float) -> float:
         return test_run_s + FINALIZATION_AGENT_CALLS * self.slowest_agent_s
@@ -202,22 +228,24 @@ class TimePlan:
         """The time before the end from which only finalization runs (see the module doc)."""
         return self.reserve_if(0.0)
 
-    def reserve_if(self, step_s: float) -> float:
+    def reserve_if(self, step_s: float, like: str | None = None) -> float:
         """The reserve should a step of ``step_s`` seconds produce the solution to finalize (its run
-        taken to last as long as the whole step); with 0, the reserve as things stand."""
+        taken to last as long as the whole step, re-fitting as ``like`` does); with 0, the reserve
+        as things stand."""
         solution_id = self.finalizing() if self.finalizing is not None else None
-        need = max(self.measured.finalization_need_s(solution_id), self.measured.need_for_run_s(step_s))
-        return reserve_for(self.limit_s, self.shares[FINALIZATION], need, time_driven=self.time_driven)
+        need = max(self.measured.finalization_need_s(solution_id), self.measured.need_for_run_s(step_s, like))
+        return reserve_for(self.limit_s, self.shares[FINALIZATION], need, time_driven=self.time_driven,
+                           estimated=self.measured.estimated(solution_id))
 
     @property
     def finalize_at_s(self) -> float:
         """The finalize-now point: from here on only finalization runs (REQ-OR-034)."""
         return self.end_s - self.reserve_s
 
-    def finalize_at_if(self, step_s: float) -> float:
+    def finalize_at_if(self, step_s: float, like: str | None = None) -> float:
         """The finalize-now point should a step of ``step_s`` seconds, starting now, produce the
         solution to finalize (``reserve_if``)."""
-        return self.end_s - self.reserve_if(step_s)
+        return self.end_s - self.reserve_if(step_s, like)
 
     def remaining_s(self, now: float) -> float:
         return self.end_s - now
@@ -256,12 +284,14 @@ def shares_of(config: PipelineConfig) -> dict[str, float]:
 
 
 def reserve_for(limit_s: float, finalization_pct: float, need_s: float = 0.0, *,
-                time_driven: bool = False) -> float:
+                time_driven: bool = False, estimated: bool = False) -> float:
     """Finalization's reserve for a limit, its share and what it was measured to need
-    (``time_driven``: the time mode's rule, see the module doc)."""
+    (``time_driven``: the time mode's rule, ``estimated``: the need is the scripts' own estimate;
+    see the module doc)."""
     planned = finalization_pct / 100.0 * limit_s
     if time_driven and need_s > 0:
-        wanted = max(planned / 2, need_s)
+        floor = min(planned / 2, ESTIMATED_FLOOR_S) if estimated else planned / 2
+        wanted = max(floor, need_s)
     else:
         wanted = max(planned, FINALIZATION_FLOOR_S, need_s)
     return min(MAX_RESERVE_FRACTION * limit_s, wanted)

@@ -31,7 +31,7 @@ from handlers.agent_failures import FailureStreak
 from handlers.deadline import UNBOUNDED, Deadline, DeadlineReached
 from handlers.futures import Task, _Future, _Wake
 from handlers.money_watch import MoneyWatch
-from handlers.timebudget import Measured
+from handlers.timebudget import FinalizeAt, Measured
 
 T = TypeVar("T")
 
@@ -43,7 +43,7 @@ class Kernel(Protocol):
     context: RunContext | None
     now: float
     measured: Measured
-    finalize_at: Callable[[float], float] | None
+    finalize_at: FinalizeAt | None
     money: MoneyWatch
     failures: FailureStreak
     shared: dict[str, Any]
@@ -121,15 +121,15 @@ class Workflow:
         """How long this run's evaluations and agent calls have taken (the time plan's input)."""
         return self._rt.measured
 
-    def finalize_point(self, step_s: float = 0.0) -> float:
+    def finalize_point(self, step_s: float = 0.0, like: str | None = None) -> float:
         """The driven time from which only finalization may run, as the strategy's time plan reads
         it now, should a step of ``step_s`` seconds starting now produce the solution to finalize
-        (``TimePlan.finalize_at_if``). It moves earlier as slower evaluations are measured;
-        infinite before a plan is followed."""
+        (``TimePlan.finalize_at_if``; ``like``: a measured solution the step's would re-fit as).
+        It moves earlier as slower evaluations are measured; infinite before a plan is followed."""
         point = self._rt.finalize_at
-        return point(step_s) if point is not None else math.inf
+        return point(step_s, like) if point is not None else math.inf
 
-    def follow_time_plan(self, finalize_at: Callable[[float], float]) -> None:
+    def follow_time_plan(self, finalize_at: FinalizeAt) -> None:
         """Where ``finalize_point`` comes from: the strategy's ``TimePlan.finalize_at_if``."""
         self._rt.finalize_at = finalize_at
 

@@ -79,11 +79,13 @@ async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
     scores: list[float | None] = []         # h(s_ens^0) .. h(s_ens^{r-1}), None for failures
     attempts: list[EnsembleAttempt] = []
     # Time mode (handlers.step_policy): R is an upper bound; a round starts while the window holds one
-    # and finalizing what it may produce still fits after it (a round as long as the last, when they grow).
+    # and finalizing what it may produce still fits after it (a round as long as the last, when they
+    # grow, whose ensemble re-fits for its test run as the last round's did).
     timed, window = time_driven(wf.config), deadline_of(wf, deadline_s)
     rounds = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 2))    # planner, ensembler, a run
     for r in range(R):                      # r = 0 is lines 1-3, r >= 1 lines 4-8
-        if timed and r and not room_for_another(window, wf.now, rounds.latest_s, wf.finalize_point(rounds.latest_s)):
+        like = attempts[-1].solution.solution_id if attempts else None
+        if timed and r and not room_for_another(window, wf.now, rounds.latest_s, wf.finalize_point(rounds.latest_s, like)):
             info(wf, "time mode: no time for another ensemble round in the window", rounds=r,
                  left_s=window.soft_left(wf.now), round_s=rounds.latest_s)
             break

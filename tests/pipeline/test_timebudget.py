@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from events.domain import EvaluationResult, PhaseTimeBudget, PipelineConfig
 from handlers.timebudget import (
+    ESTIMATED_FLOOR_S,
     FINAL_RUN_MARGIN,
     FINALIZATION_FLOOR_S,
     MIN_CANDIDATE_S,
@@ -202,6 +203,50 @@ def test_REQ_OR_034_the_estimate_may_be_larger_than_the_search_run_and_the_large
     assert m.final_run_s["booster"] == 13.5
     m.evaluation(_scored(20.0), "forest", 4.0)
     assert m.final_run_ratio == pytest.approx(13.5 / 5.0)
+
+
+def test_REQ_OR_034_an_estimated_test_run_is_not_held_to_half_the_share_at_long_limits():
+    """regime-type at 600 s: the solution to finalize estimated a test run of a few seconds, and the
+    half share held 30 s of which finalization used 8. With the script's own estimate the floor is
+    at most ESTIMATED_FLOOR_S; a script that says nothing keeps the half share, and so does a
+    short limit, whose half share is below that floor."""
+    def plan_for(limit: int, estimate: float | None) -> TimePlan:
+        m = Measured()
+        m.agent_call(0.01)
+        m.evaluation(_scored(5.0), "best", estimate)
+        return TimePlan.from_config(PipelineConfig(time_limit_seconds=limit, step_policy="time"), measured=m,
+                                    finalizing=lambda: "best")
+
+    assert plan_for(600, 2.0).reserve_s == pytest.approx(ESTIMATED_FLOOR_S)
+    assert plan_for(600, None).reserve_s == pytest.approx(30.0)                     # two runs (10 s) < half share
+    assert plan_for(120, 2.0).reserve_s == pytest.approx(6.0)                       # half the share, below the floor
+    assert plan_for(600, 20.0).reserve_s == pytest.approx(FINAL_RUN_MARGIN * 20.0 + 0.04)   # the measurement
+    # A solution to finalize that was never run with an estimate: its size is a guess, the half share stays.
+    m = Measured()
+    m.evaluation(_scored(5.0), "other", 2.0)
+    plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=600, step_policy="time"), measured=m,
+                                finalizing=lambda: "best")
+    assert plan.reserve_s == pytest.approx(30.0)
+    # The fixed-step presets keep the share and the floor.
+    fixed = TimePlan.from_config(PipelineConfig(time_limit_seconds=600), measured=plan_for(600, 2.0).measured,
+                                 finalizing=lambda: "best")
+    assert fixed.reserve_s == pytest.approx(60.0)
+
+
+def test_REQ_OR_034_a_step_like_a_measured_solution_is_taken_to_refit_as_that_one_does():
+    """vowel-speaker at 120 s: small linear scripts set the run's largest estimate-to-run ratio
+    (0.67) and Phase 3's ensembles re-fit at 0.26 of their run; the next round, like the last,
+    is sized by the last one's ratio. A solution never measured falls back to the largest."""
+    m = Measured()
+    m.evaluation(_scored(3.0), "linear", 2.0)
+    m.evaluation(_scored(11.0), "blend", 2.86)
+    assert m.need_for_run_s(11.0, "blend") == pytest.approx(FINAL_RUN_MARGIN * 11.0 * 2.86 / 11.0)
+    assert m.need_for_run_s(11.0) == pytest.approx(FINAL_RUN_MARGIN * 11.0 * 2.0 / 3.0)
+    assert m.need_for_run_s(11.0, "unknown") == m.need_for_run_s(11.0)
+    plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=120, step_policy="time"), measured=m,
+                                finalizing=lambda: "blend")
+    assert plan.reserve_if(11.0, "blend") < plan.reserve_if(11.0)
+    assert plan.finalize_at_if(11.0, "blend") == pytest.approx(plan.end_s - plan.reserve_if(11.0, "blend"))
 
 
 @pytest.mark.parametrize("estimate", [None, float("nan"), float("inf"), -3.0])
