@@ -49,7 +49,7 @@ A step still to run is taken to cost the estimate-to-run ratio of the solution i
 (``like``: Phase 3's next round, the last round's ensemble) when that one was measured, else the
 largest ratio of the run: a blend of fitted members re-fits less per second of its search run
 than the small linear scripts that set the run's largest ratio (vowel-speaker: 0.26 against
-0.67), and the run-wide ratio kept its last round out of a window it fitted in.
+0.67), and the run-wide ratio held back more for the round's finalization than it would need.
 
 and the finalize-now point is ``T − reserve`` (REQ-OR-034's "less than max(10 %, 5 min) left":
 the 10 % is the share; the 5 minutes became the measurement, see docs/decisions.md). The reserve
