@@ -117,7 +117,7 @@ EXIT_ALLOWANCE_S = 1.0
 
 # The finalize-now point should a step of so many seconds, re-fitting like the given solution,
 # produce the solution to finalize (``TimePlan.finalize_at_if``).
-FinalizeAt = Callable[[float, "str | None"], float]
+FinalizeAt = Callable[[float, str | None], float]
 
 
 @dataclass
