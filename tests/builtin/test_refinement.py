@@ -251,3 +251,52 @@ def test_a_summary_naming_unknown_components_still_gets_a_plan(regression):
                "changing.\nMost impactful component: attention_heads (|change| 1.0).")
     plan = _first_plan(regression, script, summary)["plan"]
     assert "[builtin-changes:" in plan
+
+
+def _block_and_plans(env, locus, plans):
+    """``locus``'s block of a solution and ``plans`` as the planner's history there."""
+    script = _solution(env)
+    start = script.index(f"# [SECTION: {locus}]")
+    block = script[start:script.index("# [SECTION:", start + 1)].strip()
+    return block, [f"[builtin-changes: {json.dumps(p)}]" for p in plans]
+
+
+def test_the_planner_leaves_a_block_whose_last_plans_all_scored_alike(regression):
+    """A block whose settings do not reach the score (a member a weighted blend gives no weight:
+    football-goals at 600 s) is left after INERT_PLANS plans in a row score exactly alike, rather
+    than searched to the end of the inner loop; a score that moved keeps the search going."""
+    block, plans = _block_and_plans(regression, "MODEL", [{"random_forest.n_estimators": 500},
+                                                          {"random_forest.n_estimators": 200},
+                                                          {"random_forest.max_features": 0.3}])
+    failed = regression.fails("planner", code_block=block, plans=plans, scores=[41.5, 41.5, 41.5])
+    assert "do not reach the score" in failed.error
+    regression.ok("planner", code_block=block, plans=plans, scores=[41.5, 41.5, 41.2])
+    regression.ok("planner", code_block=block, plans=plans, scores=[41.5, None, 41.5])
+    regression.ok("planner", code_block=block, plans=plans[:2], scores=[41.5, 41.5])
+
+
+def test_ties_on_a_metric_that_counts_labels_do_not_end_the_search(multiclass):
+    """Accuracy counts right answers: different models often tie on it, so ties there say
+    nothing about the settings."""
+    block, plans = _block_and_plans(multiclass, "MODEL", [{"random_forest.n_estimators": 500},
+                                                          {"random_forest.n_estimators": 200},
+                                                          {"random_forest.max_features": 0.3}])
+    multiclass.ok("planner", code_block=block, plans=plans, scores=[0.9, 0.9, 0.9])
+
+
+def test_the_extractor_puts_a_block_whose_studied_changes_moved_nothing_last(regression):
+    """An ablation whose model-capacity and regularisation changes moved nothing sends the
+    extractor elsewhere first, even to a block it refined before."""
+    script = _solution(regression)
+    raw = ("ABLATION baseline | solution as is | rmse=40.0\n"
+           "ABLATION model_capacity | smaller models | rmse=40.0\n"
+           "ABLATION regularization | stronger regularisation | rmse=40.0\n")
+    summary = regression.ok("summarize", ablation_code="", raw_result=raw).text
+    data = script[script.index("# [SECTION: DATA]"):script.index("# [SECTION:", script.index("# [SECTION: DATA]") + 1)]
+    plan = regression.ok("extractor", solution_script=script, ablation_summary=summary,
+                         previous_code_blocks=[data]).structured["plans"][0]
+    assert not plan["code_block"].startswith(("# [SECTION: MODEL]", "# [SECTION: REGULARIZATION]"))
+    # Without that finding the model block comes first, as before.
+    plain = regression.ok("extractor", solution_script=script, ablation_summary="",
+                          previous_code_blocks=[data]).structured["plans"][0]
+    assert plain["code_block"].startswith("# [SECTION: MODEL]")

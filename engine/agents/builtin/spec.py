@@ -47,6 +47,8 @@ _METRIC_ALIASES = {
 }
 CLASSIFICATION_METRICS = {"roc_auc", "accuracy", "balanced_accuracy", "logloss", "f1", "mcc", "qwk"}
 REGRESSION_METRICS = {"rmse", "mse", "mae", "rmsle", "r2", "medae"}
+# Metrics that count labels: two different models often score exactly alike on them.
+LABEL_METRICS = {"accuracy", "balanced_accuracy", "f1", "mcc", "qwk"}
 LOWER_IS_BETTER = {"logloss", "rmse", "mse", "mae", "rmsle", "medae"}
 
 
