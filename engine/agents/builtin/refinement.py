@@ -129,17 +129,6 @@ def _evidence(summary: str) -> list[tuple[str, str]]:
     return [(component, direction) for _, component, direction in sorted(found, reverse=True)]
 
 
-def _inert_loci(summary: str) -> set[str]:
-    """The blocks whose studied changes all had no measurable effect in the ablation summary."""
-    moved: set[str] = set()
-    still: set[str] = set()
-    for component, effect in re.findall(r"\[component: (\w+)\][^\n]*the change (has no measurable|helps|hurts)",
-                                         summary):
-        if component in COMPONENT_LOCUS:
-            (still if effect == "has no measurable" else moved).add(COMPONENT_LOCUS[component])
-    return still - moved
-
-
 def _plan_from_evidence(spec: dict[str, Any], locus: str, dims: list[Dim],
                         evidence: list[tuple[str, str]]) -> tuple[dict[str, Any], str] | None:
     """The first change the ablation gives a reason for in this block, with that reason."""
@@ -242,10 +231,7 @@ def extractor(call: Call) -> Reply:
     # worth -45 RMSE, but its DATA block had been improved before, so it went to the capacity moves
     # path 0 had made in its first step and scored the same scripts again).
     helped = {COMPONENT_LOCUS[c] for c, direction in evidence if direction == "as studied"}
-    # A block whose every studied change moved nothing comes last of all: its settings do not
-    # reach the score (a blend member given no weight, a feature the table has no use for).
-    inert = _inert_loci(summary)
-    order.sort(key=lambda locus: (locus in inert, locus in done and locus not in helped))
+    order.sort(key=lambda locus: locus in done and locus not in helped)
     for locus in order:
         block = section_block(script, locus)
         parsed = parse_gene_block(block or "")
@@ -296,6 +282,15 @@ def coder(call: Call) -> Reply:
                        f"Applied: {json.dumps(changes, sort_keys=True)}")
 
 
+def _inert(history: list[tuple[dict[str, Any] | None, float | None]]) -> bool:
+    """The last INERT_PLANS scored plans scored exactly alike and moved more than one setting
+    between them. One setting alone may be inert where the others are not (a booster's tree
+    count under early stopping)."""
+    scored = [(changes or {}, score) for changes, score in history if score is not None][-INERT_PLANS:]
+    moved = {key for changes, _ in scored for key in changes}
+    return len(scored) == INERT_PLANS and len({score for _, score in scored}) == 1 and len(moved) > 1
+
+
 def planner(call: Call) -> Reply:
     """{code_block, plans, scores} -> the next plan of a coordinate search over the block."""
     block = call.text_var("code_block")
@@ -304,10 +299,9 @@ def planner(call: Call) -> Reply:
     plans = [str(p) for p in call.list_var("plans")]
     scores = [as_float(s) for s in call.list_var("scores")]
     history = [(parse_changes(p, dims), scores[i] if i < len(scores) else None) for i, p in enumerate(plans)]
-    scored = [s for _, s in history if s is not None]
-    if call.metric not in LABEL_METRICS and len(scored) >= INERT_PLANS and len(set(scored[-INERT_PLANS:])) == 1:
-        raise CannotAnswer(f"builtin planner: the last {INERT_PLANS} plans on this block all scored "
-                           f"{scored[-1]!r}: its settings do not reach the score here")
+    if call.metric not in LABEL_METRICS and _inert(history):
+        raise CannotAnswer(f"builtin planner: the last {INERT_PLANS} plans on this block, moving different "
+                           "settings, all scored exactly alike: its settings do not reach the score here")
 
     def wider() -> list[dict[str, Any]]:
         return [{ADD_MEMBER: key} for key in partners(gene, call.kind, call.classes)]
