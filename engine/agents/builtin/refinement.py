@@ -30,7 +30,7 @@ from engine.agents.builtin.spec import GENE_KEY, LABEL_METRICS, MARKER_RE, parse
 from events.score import Ties
 
 NO_EFFECT = 1e-9       # relative score change below which a variant changed nothing
-# Plans in a row on one block that scored exactly alike: its settings do not reach the score here
+# Plans in a row on one block that scored alike: its settings do not reach the score here
 # (football-goals at 600 s: a weighted blend gave its booster no weight, and the paths spent a
 # third of their runs on its settings, 68 of 205 scoring a score seen before). Not on a metric
 # that counts labels, where different models often tie.
@@ -69,6 +69,11 @@ def ablation(call: Call) -> Reply:
                       "Ablation over " + ", ".join(c[0] for c in chosen) + ".")
 
 
+def moved_nothing(before: float, after: float) -> bool:
+    """A change of score too small to be the change's doing (``NO_EFFECT``)."""
+    return abs(after - before) <= NO_EFFECT * max(1.0, abs(before))
+
+
 def summarize(call: Call) -> Reply:
     """{ablation_code, raw_result} -> which component matters most, read from the printed scores."""
     raw = call.text_var("raw_result")
@@ -85,7 +90,7 @@ def summarize(call: Call) -> Reply:
             lines.append(f"- [component: {name}] {description}: the variant failed to score.")
             continue
         delta = score - base
-        if abs(delta) <= NO_EFFECT * max(1.0, abs(base)):
+        if moved_nothing(base, score):
             lines.append(f"- [component: {name}] {description}: {score:.6f} ({delta:+.6f}); "
                          "the change has no measurable effect.")
             continue
@@ -283,12 +288,13 @@ def coder(call: Call) -> Reply:
 
 
 def _inert(history: list[tuple[dict[str, Any] | None, float | None]]) -> bool:
-    """The last INERT_PLANS scored plans scored exactly alike and moved more than one setting
-    between them. One setting alone may be inert where the others are not (a booster's tree
-    count under early stopping)."""
+    """The last INERT_PLANS scored plans scored alike (``moved_nothing``) and moved more than one
+    setting between them. One setting alone may be inert where the others are not (a booster's
+    tree count under early stopping)."""
     scored = [(changes or {}, score) for changes, score in history if score is not None][-INERT_PLANS:]
     moved = {key for changes, _ in scored for key in changes}
-    return len(scored) == INERT_PLANS and len({score for _, score in scored}) == 1 and len(moved) > 1
+    return (len(scored) == INERT_PLANS and len(moved) > 1
+            and all(moved_nothing(scored[0][1], score) for _, score in scored[1:]))
 
 
 def planner(call: Call) -> Reply:
@@ -301,7 +307,7 @@ def planner(call: Call) -> Reply:
     history = [(parse_changes(p, dims), scores[i] if i < len(scores) else None) for i, p in enumerate(plans)]
     if call.metric not in LABEL_METRICS and _inert(history):
         raise CannotAnswer(f"builtin planner: the last {INERT_PLANS} plans on this block, moving different "
-                           "settings, all scored exactly alike: its settings do not reach the score here")
+                           "settings, all scored alike: its settings do not reach the score here")
 
     def wider() -> list[dict[str, Any]]:
         return [{ADD_MEMBER: key} for key in partners(gene, call.kind, call.classes)]
