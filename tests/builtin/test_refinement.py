@@ -221,14 +221,46 @@ def test_a_block_improved_before_still_comes_first_when_the_study_found_a_gain_i
     (industry-unemployment at 120 s: path 1 skipped native categories worth -45 RMSE because its
     DATA block had been improved once, and repeated path 0's capacity moves)."""
     script = _solution(regression)
-    data_block = script[script.index("# [SECTION: DATA]"):script.index("# [SECTION: MODEL]")].strip()
+    # The block as it was before that step improved it: its text now differs.
+    before = _section(script, "DATA").replace('"val_size": 0.2', '"val_size": 0.25')
+    assert before != _section(script, "DATA")
     summary = _summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 6.0),
                        ("feature_engineering", "row statistics and missing counts added", -9.0))
     for path in (0, 1):
         plan = regression.ok("extractor", effect_id=f"phase2/path-{path}/t1/extractor", solution_script=script,
-                             ablation_summary=summary, previous_code_blocks=[data_block]).structured["plans"][0]
+                             ablation_summary=summary, previous_code_blocks=[before]).structured["plans"][0]
         assert plan["code_block"].startswith("# [SECTION: DATA]"), path
         assert "The ablation's feature engineering change scored better" in plan["plan"]
+
+
+def test_a_block_refined_before_as_it_stands_goes_last_whatever_the_study_found(regression):
+    """REQ-P2O-023: the extractor is told the blocks this path refined before. One whose text is
+    unchanged since was searched from this very text and nothing beat it, so a new step there
+    repeats that search: it goes last, even when the study measured a gain in it, and among such
+    blocks the one refined longest ago comes first (bike-sharing at 600 s: path 0 refined one LOSS
+    block six times, an ablation run of 17 s each time for three plans it had already scored)."""
+    script = _solution(regression)
+    summary = _summary(("model_capacity", "smaller models (random_forest.n_estimators=100)", 6.0),
+                       ("feature_engineering", "row statistics and missing counts added", -9.0))
+
+    def first_block(previous):
+        plan = regression.ok("extractor", effect_id="phase2/path-0/t3/extractor", solution_script=script,
+                             ablation_summary=summary, previous_code_blocks=previous).structured["plans"][0]
+        return plan["code_block"].splitlines()[0]
+
+    assert first_block([]) == "# [SECTION: DATA]"                    # the study's gain comes first
+    tried = first_block([_section(script, "DATA"), ""])              # a skipped step has no block
+    assert tried not in ("# [SECTION: DATA]",), tried
+    loci = [m for m in ("MODEL", "REGULARIZATION", "LOSS", "DATA") if _section(script, m)]
+    # Every block refined as it stands: the oldest first, whichever the study pointed at.
+    for oldest in loci:
+        previous = [_section(script, oldest)] + [_section(script, m) for m in loci if m != oldest]
+        assert first_block(previous) == f"# [SECTION: {oldest}]"
+
+
+def _section(script, locus):
+    from engine.agents.builtin.spec import section_block
+    return section_block(script, locus)
 
 
 def test_a_change_that_helped_in_the_ablation_is_the_plan(regression):
