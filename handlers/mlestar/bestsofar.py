@@ -8,6 +8,9 @@ It ranges only over solutions that are still current: when Phase 1's safety chec
 candidates and merges by the checked s_0 (REQ-P1-030/031), :func:`rebase_best` restarts it from
 s_0, so no fallback can bring back a version a check replaced. (The CLI's ``best_score`` is the
 best ever evaluated, ``replay.state``; it differs from this one exactly by such rebases.)
+
+Beside it, a fold of Phase 1's drafts and merges (``track_drafts``): a Phase 1 cut by its
+deadline still hands its paths above the first the drafts no merge reached (``drafts_left_out``).
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ from __future__ import annotations
 from events.base import Event
 from events.core import SolutionEvaluated
 from events.domain import SolutionScript
+from events.phase1 import CandidateEvaluated, MergeDecided
 from events.score import Score
 from handlers.workflow import Workflow
 from replay.best import BestEvaluated
 
 KEY = "mle-star/best-so-far"
+DRAFTS_KEY = "mle-star/phase1-drafts"
 
 
 class BestSoFar:
@@ -69,3 +74,45 @@ def best_so_far(wf: Workflow) -> tuple[SolutionScript, float] | None:
         return None
     score, sid = best
     return wf.solution(sid).model_copy(update={"score": score}), score
+
+
+class Phase1Drafts:
+    """Phase 1's scored drafts (by index, as recorded), the ones a merge took into s_0, and
+    whether a merge was refused (which ends the merging by the algorithm, lines 15-16)."""
+
+    def __init__(self) -> None:
+        self.scored: dict[int, tuple[str, float]] = {}
+        self.merged: list[int] = []
+        self.refused = False
+
+    def observe(self, event: Event) -> None:
+        if isinstance(event, CandidateEvaluated) and event.solution_id and event.score is not None:
+            self.scored[event.index] = (event.solution_id, event.score)
+        elif isinstance(event, MergeDecided):
+            self.merged.append(event.candidate_index)
+            self.refused = self.refused or not event.accepted
+
+
+def track_drafts(wf: Workflow) -> Phase1Drafts:
+    """The run's record of Phase 1's drafts, made (and observing) on first use, before Phase 1."""
+    def make() -> Phase1Drafts:
+        drafts = Phase1Drafts()
+        wf.observe(drafts.observe)
+        return drafts
+    return wf.shared(DRAFTS_KEY, make)
+
+
+def drafts_left_out(wf: Workflow, handed_on_id: str) -> list[SolutionScript]:
+    """Phase 1's scored drafts in neither the solution it handed on nor a merge into it, best
+    first: what its paths above the first start from when Phase 1 stopped before merging them.
+    The best draft is always in: it is s_0, or the base every merge started from. None once a
+    merge was refused: the algorithm had ended the merging there, as a Phase 1 that finishes
+    hands on no draft then either."""
+    drafts = track_drafts(wf)
+    if drafts.refused:
+        return []
+    indices = sorted(drafts.scored)
+    order = Score(wf.start.task.metric_direction).ranked([drafts.scored[i][1] for i in indices])
+    left = [indices[j] for j in order[1:] if indices[j] not in drafts.merged]
+    return [wf.solution(drafts.scored[i][0]).model_copy(update={"score": drafts.scored[i][1]})
+            for i in left if drafts.scored[i][0] != handed_on_id]

@@ -74,7 +74,7 @@ from events.score import Ties
 from handlers.deadline import Deadline, DeadlineReached
 from handlers.evaluation import submission_of
 from handlers.finalization import record_own_submission, run_finalization
-from handlers.mlestar.bestsofar import best_so_far, best_solution_id, track_best
+from handlers.mlestar.bestsofar import best_so_far, best_solution_id, drafts_left_out, track_best, track_drafts
 from handlers.mlestar.finalchoice import best_round, choose_final, picked_rows
 from handlers.mlestar.phase1 import first_choice, post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
@@ -123,6 +123,7 @@ class Pipeline:
     def __init__(self, wf: Workflow, phases: Phases) -> None:
         self.wf, self.phases = wf, phases
         track_best(wf)  # the run-wide fallback watches every evaluation from the start
+        track_drafts(wf)  # and what a cut Phase 1 left unmerged
         self.config = wf.config
         # T counts from driven 0; the reserve follows the evaluation of the best so far (timebudget)
         self.plan = TimePlan.from_config(self.config, measured=wf.measured, finalizing=lambda: best_solution_id(wf))
@@ -237,8 +238,13 @@ class Pipeline:
             solution, score = found
             why = f"best solution evaluated before Phase 1 stopped ({outcome.status}), handed on as it is"
         self._fallback("phase1", outcome, solution, score, why)
+        # Its drafts no merge reached still give the paths above the first their own start, as
+        # when Phase 1 ends with merges left (bike-sharing at 600 s: Phase 1 was cut while
+        # drafting, both paths refined one booster, and the other, which the 120 s run's second
+        # path took to a Poisson loss and a better test score, was never refined).
         return Phase1Result(retrieved_models=[], candidate_solutions=[], candidate_scores=[],
-                            initial_solution=solution, initial_score=score)
+                            initial_solution=solution, initial_score=score,
+                            unmerged=drafts_left_out(wf, found[0].solution_id))
 
     async def _checked(self, solution: SolutionScript, score: float, *, end: float) -> tuple[SolutionScript, float]:
         """REQ-P1-030/031 on the best candidate of a failed Phase 1: the checks run while they fit

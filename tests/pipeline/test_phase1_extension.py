@@ -129,6 +129,28 @@ def test_a_candidate_no_merge_reached_is_where_phase2s_second_path_starts():
     assert first_parent["phase2/path-1"] == unmerged
 
 
+def test_a_phase1_cut_by_its_deadline_while_drafting_still_gives_path_1_its_own_start():
+    """REQ-OR-013/026: two drafts scored, the third still running when Phase 1's window ends
+    (100 s): Phase 1 is cut and hands on its best as it is, and path 1 starts from the other
+    scored draft, as when Phase 1 ends with merges left (bike-sharing at 600 s: both paths refined
+    one booster and the other draft, which the 120 s run took to its best test score, never ran)."""
+    from events.core import Note, SolutionRecorded
+    from events.pipeline import FallbackUsed
+
+    sim = run(3, {"candidate-0": 5.0, "candidate-1": 10.0, "candidate-2": 500.0})
+    assert [(h.phase, h.action) for h in sim.of(DeadlineHit)][:1] == [("phase1", "cancelled")]
+    (fallback,) = [f for f in sim.of(FallbackUsed) if f.phase == "phase1"]
+    scored = {c.solution_id for c in sim.of(CandidateEvaluated) if c.score is not None}
+    assert len(scored) == 2 and fallback.solution_id in scored
+    (other,) = scored - {fallback.solution_id}
+    (note,) = [n for n in sim.of(Note) if n.message.startswith("path-1 starts from")]
+    assert note.data["solution_id"] == other
+    first_parent = {scope: e.parents[0] for scope, e in reversed(sim.events)
+                    if isinstance(e, SolutionRecorded) and e.origin == "ablation"}
+    assert first_parent == {"phase2/path-0": fallback.solution_id, "phase2/path-1": other}
+    assert FinalResult.model_validate(sim.completed.result).submission_path
+
+
 def test_with_every_merge_run_both_paths_start_from_s0():
     from events.core import Note, SolutionRecorded
 
