@@ -265,7 +265,7 @@ def _section(script, locus):
 
 def test_a_change_that_helped_in_the_ablation_is_the_plan(regression):
     """The extractor plans exactly the ablation's variant that scored better, not a random move
-    in the same block; a variant no block setting can express (dropping a member) falls back."""
+    in the same block; a variant no block setting can express falls back."""
     script = _solution(regression)
     scale = parse_spec(script)["data"]["prep"]["scale"]
     other = "standard" if scale == "none" else "none"

@@ -102,3 +102,45 @@ def test_an_ensemble_plan_naming_no_known_family_adds_nothing(regression):
         spec = parse_spec(ens.code)
         assert [m["family"] for m in spec["model"]["members"]] == ["knn"]
         assert spec["train"]["combine"] == "mean" and "add" not in spec["train"]
+
+
+def test_a_blend_the_ablation_scored_better_without_a_member_drops_it_and_runs(regression):
+    """The other way: the ablation's "only <first> (other models dropped)" variant scored better,
+    so the extractor's plan drops the rest (``DROP_MEMBERS``) and the narrowed script runs
+    (football-goals at 600 s: a blend gave its booster weight 0, the ablation found the blend
+    better without it, and no plan could say so, so the booster was fitted in every later run)."""
+    from engine.agents.builtin.coordinate_search import DROP_MEMBERS
+
+    base = regression.ok("init", task_description="", model_name="random forest", example_code="").code
+    other = regression.ok("init", task_description="", model_name="SVM", example_code="").code
+    blend = regression.ok("merger", base_code=base, reference_code=other).code
+    members = [m["name"] for m in parse_spec(blend)["model"]["members"]]
+    assert len(members) == 2
+    summary = ("Baseline rmse: 40.000000 (lower is better).\n"
+               f"- [component: ensemble_members] only {members[0]} (other models dropped): 38.000000 (-2.000000); "
+               "the change helps, so this is worth changing.\n"
+               "Most impactful component: ensemble_members (|change| 2.000000); revise the MODEL settings first.")
+    (plan,) = regression.ok("extractor", solution_script=blend, ablation_summary=summary,
+                            previous_code_blocks=[]).structured["plans"]
+    assert plan["code_block"].startswith("# [SECTION: MODEL]")
+    assert _changes(plan["plan"]) == {DROP_MEMBERS: members[1:]}
+    assert f"drop {json.dumps(members[1:])} from the blend" in plan["plan"]
+    narrowed = regression.ok("coder", code_block=plan["code_block"], plan=plan["plan"]).code
+    assert [m["name"] for m in parse_gene_block(narrowed)[1]["members"]] == members[:1]
+    run = regression.run(blend.replace(plan["code_block"], narrowed, 1))
+    assert run.rc == 0 and run.score is not None, run.stderr
+    assert f"Member {members[0]}" in run.stdout and f"Member {members[1]}" not in run.stdout
+
+
+def test_a_drop_keeps_a_member_and_names_only_members(regression):
+    gene = {"members": [new_member({"members": []}, "random_forest", "regression")]}
+    gene = apply_changes("MODEL", gene, {ADD_MEMBER: "linear"}, "regression")
+    names = [m["name"] for m in gene["members"]]
+    for bad in ([], names, ["no_such_model"], 3):
+        try:
+            apply_changes("MODEL", gene, {"members.drop": bad}, "regression")
+        except ValueError as exc:
+            assert "drop" in str(exc)
+        else:
+            raise AssertionError(f"dropping {bad!r} was accepted")
+    assert [m["name"] for m in apply_changes("MODEL", gene, {"members.drop": names[1:]})["members"]] == names[:1]

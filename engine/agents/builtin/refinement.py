@@ -16,6 +16,7 @@ from engine.agents.builtin.ablation_variants import (
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, block_reply, code_reply, require_spec
 from engine.agents.builtin.coordinate_search import (
     ADD_MEMBER,
+    DROP_MEMBERS,
     Dim,
     apply_changes,
     dimensions,
@@ -157,13 +158,14 @@ def _plan_from_evidence(spec: dict[str, Any], locus: str, dims: list[Dim],
 
 def studied_changes(spec: dict[str, Any], component: str, locus: str, dims: list[Dim]) -> dict[str, Any] | None:
     """The ablation's own variant of ``component`` as a change-set of the ``locus`` block, when
-    the block's settings can express it (dropping an ensemble member cannot)."""
+    the block's settings can express it (in MODEL, dropping members too: ``DROP_MEMBERS``)."""
     variant = ablation_variant(spec, component)
     if variant is None:
         return None
     changes = _gene_diff(locus, spec[GENE_KEY[locus]], variant[1][GENE_KEY[locus]])
     by_key = {d.key: d for d in dims}
-    if not changes or any(k not in by_key or v not in by_key[k].values for k, v in changes.items()):
+    if not changes or any(k != DROP_MEMBERS and (k not in by_key or v not in by_key[k].values)
+                          for k, v in changes.items()):
         return None
     return changes
 
@@ -176,8 +178,12 @@ def _gene_diff(locus: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str
         changes.update({f"feature.{f}": f in after for f in FEATURE_OPTIONS if (f in before) != (f in after)})
         return changes
     if locus == "MODEL":
-        return {f"{m['name']}.{p}": v for o, m in zip(old["members"], new["members"])
-                for p, v in m["params"].items() if o["params"].get(p) != v}
+        was = {m["name"]: m["params"] for m in old["members"]}
+        moved = {f"{m['name']}.{p}": v for m in new["members"] if m["name"] in was
+                 for p, v in m["params"].items() if was[m["name"]].get(p) != v}
+        kept = [m["name"] for m in new["members"]]
+        dropped = [name for name in was if name not in kept]
+        return {**moved, DROP_MEMBERS: dropped} if dropped else moved
     if locus == "REGULARIZATION":
         return {f"{name}.{p}": v for name, params in new.items() for p, v in (params or {}).items()
                 if (old.get(name) or {}).get(p) != v}
