@@ -81,6 +81,7 @@ from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
 from handlers.mlestar.phaserun import BUDGET, FAILED, Ledger, Limits, Outcome, PhaseRace
 from handlers.mlestar.summaries import diagnostics, summaries
+from handlers.step_policy import time_driven
 from handlers.timebudget import FINALIZATION, TimePlan, Window
 from handlers.toolkit import score_rule, warn
 from handlers.workflow import Workflow
@@ -238,13 +239,15 @@ class Pipeline:
             solution, score = found
             why = f"best solution evaluated before Phase 1 stopped ({outcome.status}), handed on as it is"
         self._fallback("phase1", outcome, solution, score, why)
-        # Its drafts no merge reached still give the paths above the first their own start, as
-        # when Phase 1 ends with merges left (bike-sharing at 600 s: Phase 1 was cut while
-        # drafting, both paths refined one booster, and the other, which the 120 s run's second
-        # path took to a Poisson loss and a better test score, was never refined).
+        # Time mode: its drafts no merge reached still give the paths above the first their own
+        # start, as when Phase 1 ends with merges left (bike-sharing at 600 s: Phase 1 was cut
+        # while drafting, both paths refined one booster, and the other, which the 120 s run's
+        # second path took to a Poisson loss and a better test score, was never refined). Not
+        # under fixed step counts, whose Phase 3 does not size its rounds to its window: there a
+        # blend of two families did not fit a 120 s run's Phase 3 where one of one family did.
+        unmerged = drafts_left_out(wf, found[0].solution_id) if time_driven(self.config) else []
         return Phase1Result(retrieved_models=[], candidate_solutions=[], candidate_scores=[],
-                            initial_solution=solution, initial_score=score,
-                            unmerged=drafts_left_out(wf, found[0].solution_id))
+                            initial_solution=solution, initial_score=score, unmerged=unmerged)
 
     async def _checked(self, solution: SolutionScript, score: float, *, end: float) -> tuple[SolutionScript, float]:
         """REQ-P1-030/031 on the best candidate of a failed Phase 1: the checks run while they fit

@@ -26,19 +26,21 @@ from tests.pipeline.support import simulate_clock
 LIMIT = 1000   # Phase 1's window: 100 s (soft end 95 s); the finalize-now point: 900 s
 
 
-def config(models: int) -> PipelineConfig:
+def config(models: int, step_policy: str = "fixed") -> PipelineConfig:
     return PipelineConfig(num_retrieved_models=models, outer_loop_steps=1, inner_loop_steps=1,
-                          num_parallel_solutions=2, ensemble_rounds=1, time_limit_seconds=LIMIT)
+                          num_parallel_solutions=2, ensemble_rounds=1, time_limit_seconds=LIMIT,
+                          step_policy=step_policy)
 
 
-def run(models: int, eval_s: dict[str, float]):
+def run(models: int, eval_s: dict[str, float], step_policy: str = "fixed"):
     def durations(req: Any) -> float:
         for prefix, s in eval_s.items():
             if req.effect_id.startswith(f"phase1/{prefix}") and req.effect_id.endswith("/eval"):
                 return s
         return 1.0
 
-    return simulate_clock(main, agent=sa.answer, evaluate=sa.evaluate, config=config(models), durations=durations)
+    return simulate_clock(main, agent=sa.answer, evaluate=sa.evaluate, config=config(models, step_policy),
+                          durations=durations)
 
 
 def phase_end(sim, phase: str) -> float:
@@ -137,7 +139,7 @@ def test_a_phase1_cut_by_its_deadline_while_drafting_still_gives_path_1_its_own_
     from events.core import Note, SolutionRecorded
     from events.pipeline import FallbackUsed
 
-    sim = run(3, {"candidate-0": 5.0, "candidate-1": 10.0, "candidate-2": 500.0})
+    sim = run(3, {"candidate-0": 5.0, "candidate-1": 10.0, "candidate-2": 500.0}, step_policy="time")
     assert [(h.phase, h.action) for h in sim.of(DeadlineHit)][:1] == [("phase1", "cancelled")]
     (fallback,) = [f for f in sim.of(FallbackUsed) if f.phase == "phase1"]
     scored = {c.solution_id for c in sim.of(CandidateEvaluated) if c.score is not None}
