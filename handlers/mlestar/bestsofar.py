@@ -9,8 +9,9 @@ candidates and merges by the checked s_0 (REQ-P1-030/031), :func:`rebase_best` r
 s_0, so no fallback can bring back a version a check replaced. (The CLI's ``best_score`` is the
 best ever evaluated, ``replay.state``; it differs from this one exactly by such rebases.)
 
-Beside it, a fold of Phase 1's drafts and merges (``track_drafts``): a Phase 1 cut by its
-deadline still hands its paths above the first the drafts no merge reached (``drafts_left_out``).
+Beside it, a fold of Phase 1's drafts and merges (``track_drafts``): in time mode a Phase 1 cut
+by its deadline still hands its paths above the first the drafts no merge reached
+(``drafts_left_out``).
 """
 
 from __future__ import annotations
