@@ -248,13 +248,14 @@ def extractor(call: Call) -> Reply:
     # beats novelty (industry-unemployment at 120 s: path 1's second study found native categories
     # worth -45 RMSE, but its DATA block had been improved before, so it went to the capacity moves
     # path 0 had made in its first step and scored the same scripts again).
+    # Before all that, a block this path already refined, word for word as it stands now, goes
+    # last whatever the study says, the one refined longest ago first: its search from this text
+    # ran and nothing beat it, so a new step there repeats that search (bike-sharing at 600 s: path
+    # 0 refined one LOSS block six times, each step an ablation run of 17 s for three plans it had
+    # already scored).
     helped = {COMPONENT_LOCUS[c] for c, direction in evidence if direction == "as studied"}
-    order.sort(key=lambda locus: locus in done and locus not in helped)
-    # A block this path already refined, word for word as it stands now, goes last whatever the
-    # study says, the one refined longest ago first: its search from this text ran and nothing beat
-    # it, so a new step there repeats that search (bike-sharing at 600 s: path 0 refined one LOSS
-    # block six times, each step an ablation run of 17 s for three plans it had already scored).
-    order.sort(key=lambda locus: _last_refined(previous, section_block(script, locus)))
+    order.sort(key=lambda locus: (_last_refined(previous, section_block(script, locus)),
+                                  locus in done and locus not in helped))
     for locus in order:
         block = section_block(script, locus)
         parsed = parse_gene_block(block or "")
