@@ -113,6 +113,8 @@ MAX_GRACE_S = 60.0
 # The time mode fills every window to its end, so the run's last event lands at T and the engine's
 # own exit (closing the store, the interpreter) comes after it: bird-strike-damage at 120 s ended
 # its driven clock at 119.8 s and its process at 120.36 s. Its windows end this much before T.
+# Finalization's does in either mode: cut by its guard, it still records its fallback and the run's
+# end (the paper preset's breast-cancer at 60 s, on a loaded machine, recorded them at 60.001 s).
 EXIT_ALLOWANCE_S = 1.0
 
 # The finalize-now point should a step of so many seconds, re-fitting like the given solution,
@@ -273,8 +275,11 @@ class TimePlan:
         return _window(name, now, max(now, self.finalize_at_s), search, (name,))
 
     def finalization_window(self, now: float) -> Window:
-        """From ``now`` to the end: never past ``T`` (REQ-OR-024)."""
-        return _window(FINALIZATION, now, max(now, self.end_s), self.shares[FINALIZATION], (FINALIZATION,))
+        """From ``now`` to the exit allowance before ``T`` (REQ-OR-024), in either mode: a
+        finalization cut by its guard still records its fallback and the run's end, and those
+        must land before ``T`` too."""
+        return _window(FINALIZATION, now, max(now, self.start_s + self.limit_s - EXIT_ALLOWANCE_S),
+                       self.shares[FINALIZATION], (FINALIZATION,))
 
 
 def shares_of(config: PipelineConfig) -> dict[str, float]:

@@ -15,7 +15,7 @@ from events.pipeline import (
     PhaseBudgetAllocated,
     PhaseSkipped,
 )
-from handlers.timebudget import TimePlan
+from handlers.timebudget import EXIT_ALLOWANCE_S, TimePlan
 from tests.pipeline.support import Script
 
 
@@ -90,8 +90,8 @@ def test_REQ_OR_025_default_split_is_10_65_15_10_of_the_limit():
     w2 = plan.window("phase2", w1.end_s, ("phase2", "phase3"))
     w3 = plan.window("phase3", w2.end_s, ("phase3",))
     wf = plan.finalization_window(w3.end_s)
-    assert [w.budget_s for w in (w1, w2, w3, wf)] == pytest.approx([8640, 56160, 12960, 8640])
-    assert wf.end_s == 86400
+    assert [w.budget_s for w in (w1, w2, w3, wf)] == pytest.approx([8640, 56160, 12960, 8640 - EXIT_ALLOWANCE_S])
+    assert wf.end_s == 86400 - EXIT_ALLOWANCE_S   # the run's end and exit land before T
     assert plan.reserve_s == pytest.approx(8640)  # REQ-OR-034: max(10 %, 5 min) of 24 h
 
 
@@ -113,7 +113,7 @@ def test_REQ_OR_025_unused_time_is_redistributed_to_later_phases():
     assert alloc["phase2"].budget_s == pytest.approx((3600 - 10) * 65 / 90)
     assert alloc["phase3"].budget_s == pytest.approx((3600 - alloc["phase3"].started_at_s) * 15 / 25)
     assert alloc["phase3"].deadline_s <= plan.finalize_at_s
-    assert alloc["finalization"].deadline_s == pytest.approx(3600)
+    assert alloc["finalization"].deadline_s == pytest.approx(3600 - EXIT_ALLOWANCE_S)
     # each phase is told its soft deadline, a little before the guard
     assert script.seen["phase2"]["deadline_s"] == pytest.approx(alloc["phase2"].soft_deadline_s)
     assert alloc["phase2"].soft_deadline_s < alloc["phase2"].deadline_s
@@ -198,7 +198,7 @@ def test_REQ_OR_034_finalize_now_skips_the_remaining_search_phases():
     # Phase 1 was extended to the finalize-now point as it stood then (the 50 s calls measured,
     # the evaluation not yet): the reserve grew after, the window given did not shrink.
     assert script.seen["finalization"]["now"] == pytest.approx(1800 - 4 * 50)
-    assert allocations(run)["finalization"].deadline_s == 1800          # it ends by the limit
+    assert allocations(run)["finalization"].deadline_s == 1800 - EXIT_ALLOWANCE_S  # it ends by the limit
     assert run.completed.result["stopped_early"] == "time"
 
 
@@ -236,7 +236,8 @@ def test_REQ_OR_024_short_limit_still_produces_a_submission(limit):
     assert result.submission_path
     alloc = allocations(run)
     assert all(a.deadline_s <= limit for a in alloc.values())
-    assert alloc["finalization"].deadline_s == limit and alloc["finalization"].budget_s >= 20
+    assert alloc["finalization"].deadline_s == limit - EXIT_ALLOWANCE_S
+    assert alloc["finalization"].budget_s >= 20 - EXIT_ALLOWANCE_S
     assert all(alloc[p].deadline_s <= limit - 20 for p in ("phase1", "phase2", "phase3"))
     assert result.total_duration_seconds <= limit
 

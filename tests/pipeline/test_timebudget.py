@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from events.domain import EvaluationResult, PhaseTimeBudget, PipelineConfig
 from handlers.timebudget import (
     ESTIMATED_FLOOR_S,
+    EXIT_ALLOWANCE_S,
     FINAL_RUN_MARGIN,
     FINALIZATION_FLOOR_S,
     MIN_CANDIDATE_S,
@@ -47,8 +48,8 @@ def test_REQ_OR_024_025_every_window_ends_by_the_limit_and_each_phase_gets_its_s
         assert w.budget_s >= (plan.finalize_at_s - now) * plan.shares[phase] / shares - 1e-6
         now = w.start_s + used[i] * w.budget_s                            # the phase used part of it
     fin = plan.finalization_window(now)
-    assert fin.end_s == limit                                             # REQ-OR-024: ends by T
-    assert fin.budget_s >= plan.reserve_s - 1e-6
+    assert fin.end_s == limit - EXIT_ALLOWANCE_S                          # REQ-OR-024: ends by T
+    assert fin.budget_s >= plan.reserve_s - EXIT_ALLOWANCE_S - 1e-6
 
 
 @given(limit=st.integers(min_value=1, max_value=200_000), need=st.floats(min_value=0.0, max_value=1e6))
@@ -104,12 +105,13 @@ def test_REQ_OR_025_shares_are_configurable():
 
 def test_REQ_OR_024_sixty_second_limit():
     """At 60 s finalization's floor (20 s) is more than its share (6 s): it is taken out of the
-    limit, the search shares the 40 s before it, and finalization ends at 60 s."""
+    limit, the search shares the 40 s before it, and finalization ends at 59 s (the exit allowance
+    before T)."""
     plan = TimePlan.from_config(PipelineConfig(time_limit_seconds=60))
     assert plan.reserve_s == 20 and plan.finalize_at_s == 40
     assert plan.window("phase1", 0, ("phase1", "phase2", "phase3")).budget_s == pytest.approx(40 / 9)
-    assert plan.finalization_window(40).budget_s == 20
-    assert plan.finalization_window(40).end_s == 60
+    assert plan.finalization_window(40).budget_s == 20 - EXIT_ALLOWANCE_S
+    assert plan.finalization_window(40).end_s == 60 - EXIT_ALLOWANCE_S
 
 
 def test_the_shortest_workable_limit_fits_one_candidate_and_finalization():
