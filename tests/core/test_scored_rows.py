@@ -189,11 +189,11 @@ def test_old_events_load_with_every_score_on_every_row() -> None:
 
 
 def test_the_recorded_fixtures_predate_the_rows_and_still_load() -> None:
-    """The replay fixtures (which ``tests/replays`` replays decision for decision) were recorded
-    before ``scored_rows``: their v3 evaluations, v1 verdicts and v1 rounds load through the
+    """The replay fixtures stored as from before ``scored_rows`` (which ``tests/replays`` replays
+    decision for decision): their v3 evaluations, v1 verdicts and v1 rounds load through the
     upcasters."""
     seen: dict[str, int] = {}
-    for spec in FIXTURES:
+    for spec in (spec for spec in FIXTURES if spec.before_rows):
         for envelope in read_export(spec.path):
             if envelope.type in ("EvaluationCompleted", "SolutionEvaluated", "EnsembleRoundCompleted"):
                 assert "scored_rows" not in envelope.payload

@@ -5,7 +5,10 @@ complete run recorded by ``python -m tests.replays.record`` with a fixed run id 
 are never edited by hand. ``NOTE_V1`` fixtures are the one exception to "as recorded": they are
 a fresh recording rewritten to the v1 schema of ``Note`` (the ``refs`` field dropped, version 1)
 and re-sealed, i.e. exactly what an engine from before Note v2 would have written; they prove
-that an old log still loads and replays through the upcaster (issue item 3).
+that an old log still loads and replays through the upcaster (issue item 3). ``BEFORE_ROWS``
+fixtures are rewritten the same way to the schema from before ``scored_rows`` (EvaluationCompleted
+v3, SolutionEvaluated v1, EnsembleRoundCompleted v1): none of their scores is on fewer than all
+rows, so each rewritten event loads through its upcasters to the event recorded.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class FixtureSpec:
     settings: tuple[str, ...] = ()
     seed: int = 0
     note_v1: bool = False  # stored in the pre-v2 schema of Note (see the module docstring)
+    before_rows: bool = False  # stored in the schema from before ``scored_rows`` (the module docstring)
     about: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -46,9 +50,9 @@ class FixtureSpec:
 
 SMALL_MLE_STAR = ("ensemble_rounds=1", "inner_loop_steps=1")
 FIXTURES: tuple[FixtureSpec, ...] = (
-    FixtureSpec("mle-star-iris-builtin", "iris", "mle-star", "builtin", SMALL_MLE_STAR, seed=0,
+    FixtureSpec("mle-star-iris-builtin", "iris", "mle-star", "builtin", SMALL_MLE_STAR, seed=0, before_rows=True,
                 about="MLE-STAR, builtin scikit-learn agent, iris (log loss, minimised)"),
-    FixtureSpec("mle-star-wine-builtin", "wine", "mle-star", "builtin", SMALL_MLE_STAR, seed=1,
+    FixtureSpec("mle-star-wine-builtin", "wine", "mle-star", "builtin", SMALL_MLE_STAR, seed=1, before_rows=True,
                 about="MLE-STAR, builtin scikit-learn agent, wine (accuracy)"),
     FixtureSpec("evolve-iris-builtin", "iris", "evolve", "builtin", ("max_steps=9", "steps_per_epoch=3"), seed=0,
                 about="evolutionary strategy, builtin agent, iris"),
@@ -85,16 +89,35 @@ def reseal(records: Iterable[dict[str, Any]]) -> list[Envelope]:
     return out
 
 
-def downgrade_notes_to_v1(envelopes: list[Envelope]) -> list[Envelope]:
-    """What the same run looks like written by an engine from before Note v2."""
+def downgrade(envelopes: list[Envelope], old: dict[str, tuple[int, str]], *,
+              check: bool = True) -> list[Envelope]:
+    """What the same run looks like written by an engine from before the versions that added
+    ``old``'s fields: ``{event type: (old version, the field it lacked)}``. With ``check``, each
+    rewritten event must load through the upcasters to the event recorded (an old engine could
+    have written it)."""
     records = []
     for env in envelopes:
         rec = env.model_dump(mode="json")
-        if env.type == "Note":
-            rec["version"] = 1
-            rec["payload"] = {k: v for k, v in rec["payload"].items() if k != "refs"}
+        if env.type in old:
+            version, dropped = old[env.type]
+            rec["version"] = version
+            rec["payload"] = {k: v for k, v in rec["payload"].items() if k != dropped}
+            if check and Envelope(**rec).event() != env.event():
+                raise ValueError(f"seq {env.seq}: {env.type} v{version} cannot say what was recorded "
+                                 f"({dropped}={env.payload.get(dropped)!r})")
         records.append(rec)
     return reseal(records)
+
+
+def downgrade_notes_to_v1(envelopes: list[Envelope]) -> list[Envelope]:
+    """What the same run looks like written by an engine from before Note v2."""
+    return downgrade(envelopes, {"Note": (1, "refs")}, check=False)
+
+
+def downgrade_to_before_rows(envelopes: list[Envelope]) -> list[Envelope]:
+    """What the same run looks like written by an engine from before ``scored_rows``."""
+    return downgrade(envelopes, {"EvaluationCompleted": (3, "scored_rows"), "SolutionEvaluated": (1, "scored_rows"),
+                                 "EnsembleRoundCompleted": (1, "scored_rows")})
 
 
 def write_jsonl(envelopes: list[Envelope], path: Path) -> None:

@@ -20,7 +20,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.replays.fixtures import BY_NAME, FIXTURES, FixtureSpec, describe, downgrade_notes_to_v1, write_jsonl
+from tests.replays.fixtures import (
+    BY_NAME,
+    FIXTURES,
+    FixtureSpec,
+    describe,
+    downgrade_notes_to_v1,
+    downgrade_to_before_rows,
+    write_jsonl,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -57,6 +65,8 @@ def record(spec: FixtureSpec, *, quiet: bool = False) -> Path:
         raise SystemExit(f"{spec.name}: the run ended with {envelopes[-1].type}, not RunCompleted")
     if spec.note_v1:
         envelopes = downgrade_notes_to_v1(envelopes)
+    if spec.before_rows:
+        envelopes = downgrade_to_before_rows(envelopes)
     divergence, _ = replay_log(envelopes)
     if divergence is not None:
         raise SystemExit(f"{spec.name}: the fresh recording does not replay:\n{divergence.describe()}")
