@@ -30,7 +30,7 @@ from events.score import Score, Ties
 from handlers.mlestar.finalchoice import best_round, choose_final, picked_rows
 from handlers.script_lines import scored_rows
 from replay.best import BestEvaluated
-from tests.replays.fixtures import FIXTURES
+from tests.replays.fixtures import FIXTURES, downgrade_to_before_rows
 
 RMSE = Score(MetricDirection.minimize)
 AUC = Score(MetricDirection.maximize)
@@ -200,3 +200,16 @@ def test_the_recorded_fixtures_predate_the_rows_and_still_load() -> None:
                 assert envelope.event().scored_rows is None
                 seen[envelope.type] = seen.get(envelope.type, 0) + 1
     assert set(seen) == {"EvaluationCompleted", "SolutionEvaluated", "EnsembleRoundCompleted"}, seen
+
+
+def test_a_fixture_is_stored_as_old_only_where_an_old_engine_could_have_written_it() -> None:
+    """The rewrite to the schema from before ``scored_rows`` drops the field only where it says
+    "every row": a score on fewer rows has no old form, and the rewrite refuses it by name."""
+    spec = next(spec for spec in FIXTURES if spec.before_rows)
+    old = next(e for e in read_export(spec.path) if e.type == "EvaluationCompleted")
+    new = old.model_copy(update={"version": 4, "payload": {**old.payload, "scored_rows": None}})
+    (again,) = downgrade_to_before_rows([new])
+    assert again.version == 3 and again.payload == old.payload and again.event() == new.event()
+    partial = new.model_copy(update={"payload": {**new.payload, "scored_rows": 40}})
+    with pytest.raises(ValueError, match="scored_rows=40"):
+        downgrade_to_before_rows([partial])
