@@ -330,10 +330,14 @@ class EvaluationCompleted(EffectResult):
     and a run with the same seed must reproduce (``None``: not printed, as in every v2 log).
     v4 adds ``scored_rows``: how many validation rows the score is on when the script says they
     are fewer than all (``Validation Rows: <scored> of <total>``, ``handlers.script_lines``);
-    ``None``: every row (every v3 log: no script said otherwise)."""
+    ``None``: every row (every v3 log: no script said otherwise). v5 adds ``score_groups``: the
+    metric on fixed groups of the validation rows when the script prints them
+    (``Validation Score Groups:``, ``handlers.script_lines``), from which a refinement's gain is
+    weighed against the noise of the validation estimate (``events.score.Score.clears_noise``);
+    ``None``: not printed (every v4 log)."""
 
     type_name: ClassVar[str] = "EvaluationCompleted"
-    version: ClassVar[int] = 4
+    version: ClassVar[int] = 5
 
     result: EvaluationResult
     peak_rss_mb: float | None = None
@@ -342,6 +346,7 @@ class EvaluationCompleted(EffectResult):
     sandbox: SandboxPolicy | None = None
     final_run_estimate_s: float | None = None
     scored_rows: int | None = Field(default=None, gt=0)
+    score_groups: tuple[float | None, ...] | None = None
 
 
 @upcaster("EvaluationCompleted", 1)
@@ -360,6 +365,12 @@ def _evaluation_completed_v2_to_v3(payload: dict[str, Any]) -> dict[str, Any]:
 def _evaluation_completed_v3_to_v4(payload: dict[str, Any]) -> dict[str, Any]:
     """No v3 script said its score was on part of its rows: every score is on every row."""
     return {**payload, "scored_rows": None}
+
+
+@upcaster("EvaluationCompleted", 4)
+def _evaluation_completed_v4_to_v5(payload: dict[str, Any]) -> dict[str, Any]:
+    """No v4 script printed group scores: every comparison falls to the plain rule."""
+    return {**payload, "score_groups": None}
 
 
 # --- time and cancellation -------------------------------------------------------------------

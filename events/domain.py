@@ -151,6 +151,11 @@ class PipelineConfig(BaseModel):
     # paper's and quick presets; a config recorded before this field existed means "fixed"),
     # "time" treats them as upper bounds and lets the time plan decide (the ``time`` preset).
     step_policy: Literal["fixed", "time"] = "fixed"
+    # How many standard errors of the validation noise a refinement or merge must win by to
+    # replace the solution it refines (events.score.Score.clears_noise); 0: the paper's ">=" alone
+    # (a config recorded before this field existed). The time preset sets 1: a long run takes
+    # many steps, and a win by less than the noise flatters the winner, not the model.
+    noise_margin_se: float = Field(default=0.0, ge=0.0)
     # dontAsk + the role's tools as the allow-list: runs unattended, also under root, where the
     # Claude CLI refuses bypassPermissions.
     permission_mode: str = "dontAsk"
@@ -207,6 +212,8 @@ class PipelineConfig(BaseModel):
             data.pop("sandbox")
         if isinstance(data, dict) and data.get("step_policy") == "fixed":
             data.pop("step_policy")
+        if isinstance(data, dict) and data.get("noise_margin_se") == 0.0:
+            data.pop("noise_margin_se")
         if isinstance(data, dict) and data.get("lone_evaluations_use_all_cores") is False:
             data.pop("lone_evaluations_use_all_cores")
         if isinstance(data, dict) and not data.get("model_prices"):

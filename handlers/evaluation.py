@@ -19,12 +19,14 @@ from typing import Any, Literal
 
 from events.core import EvaluationCompleted, SolutionEvaluated, SubmissionInfo
 from events.domain import EvaluationResult, PipelineConfig, SolutionScript
+from events.score import Score, paired_noise
 from handlers.safety import check_and_fix_leakage, debug_once
 from handlers.toolkit import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
 from handlers.workflow import Workflow
 
 STDERR_TAIL = 2000
 SUBMISSIONS_KEY = "evaluation/valid-submissions"  # solution id -> the valid submission its run left
+SCORE_GROUPS_KEY = "evaluation/score-groups"     # solution id -> the group values its score came with
 # (scope, solution id, purpose) -> that script's clean evaluation in that scope. A script is run
 # again only when it failed: an identical one gives the same result (the scripts are seeded), and
 # a path whose planner has run out of new settings wrote the same scripts again and again
@@ -43,6 +45,7 @@ class Evaluated:
     debug_attempts: int = 0
     versions: list[str] = field(default_factory=list)
     scored_rows: int | None = None    # the validation rows the score is on, when fewer than all
+    score_groups: tuple[float | None, ...] | None = None  # the metric on fixed groups of those rows
 
     @property
     def score(self) -> float | None:
@@ -218,17 +221,48 @@ async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: Ev
     # evaluation, whose rows a SolutionScript does not carry: taken as every row. Only a Phase 3
     # round cuts its rows, and one is finalized only when nothing scored on every row beat it.
     rows = None if fell_back or kept.score is None else done.scored_rows
+    groups = None if fell_back or kept.score is None else done.score_groups
     wf.record(SolutionEvaluated(solution_id=kept_id, requested_solution_id=requested_id, score=kept.score,
                                 is_executable=kept.is_executable, purpose=purpose, eval_ids=eval_ids,
                                 scored_rows=rows))
     if not fell_back and not result.is_error and done.submission is not None and done.submission.valid:
         _valid_submissions(wf)[kept_id] = done.submission
+    if groups is not None:
+        _score_groups(wf)[kept_id] = groups
     return Evaluated(solution=kept, solution_id=kept_id, result=result, submission=done.submission,
-                     fell_back=fell_back, debug_attempts=attempts, versions=versions, scored_rows=rows)
+                     fell_back=fell_back, debug_attempts=attempts, versions=versions, scored_rows=rows,
+                     score_groups=groups)
 
 
 def _valid_submissions(wf: Workflow) -> dict[str, SubmissionInfo]:
     return wf.shared(SUBMISSIONS_KEY, dict)
+
+
+def score_groups_of(wf: Workflow, solution_id: str) -> tuple[float | None, ...] | None:
+    """The group values (``handlers.script_lines``) of the last clean evaluation that scored
+    ``solution_id``, None when it printed none (or was never scored)."""
+    return _score_groups(wf).get(solution_id)
+
+
+def _score_groups(wf: Workflow) -> dict[str, tuple[float | None, ...]]:
+    return wf.shared(SCORE_GROUPS_KEY, dict)
+
+
+def replaces_incumbent(wf: Workflow, rule: Score, new: float | None, new_id: str, old: float | None,
+                       old_id: str) -> bool:
+    """Whether the solution ``new_id`` (score ``new``) replaces the incumbent ``old_id`` (``old``)
+    in a refinement or merge step: ``rule``'s ``>=`` (REQ-DM-029), and with the run's
+    ``noise_margin_se`` a win by more than that many standard errors of the paired validation noise
+    when both scripts printed their group values (``events.score.Score.clears_noise``)."""
+    if not rule.at_least(new, old):
+        return False
+    new_groups, old_groups = score_groups_of(wf, new_id), score_groups_of(wf, old_id)
+    if rule.clears_noise(new, old, margin=wf.config.noise_margin_se, new_groups=new_groups, old_groups=old_groups):
+        return True
+    info(wf, "better by less than the validation noise: the incumbent stays", new=new, old=old,
+         noise=paired_noise(rule, new_groups, old_groups), margin_se=wf.config.noise_margin_se,
+         solution_id=new_id, incumbent_id=old_id)
+    return False
 
 
 def submission_of(wf: Workflow, solution_id: str) -> SubmissionInfo | None:

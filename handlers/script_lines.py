@@ -15,6 +15,12 @@
   (``EvaluationCompleted.scored_rows``) and the line stays in the output, which says what the score
   is. A score on fewer rows never replaces one on more (``events.score``).
 
+* ``Validation Score Groups: <v1> <v2> ...`` — optional: the metric on each of a fixed set of
+  groups of the validation rows (the builtin scripts: row ``i`` of the scored rows in group
+  ``i mod SCORE_GROUPS``), ``nan`` where a group cannot be scored (one class only, for AUC). The
+  harness records them (``EvaluationCompleted.score_groups``); two scores on the same rows are then
+  compared with the noise of their paired difference (``events.score.Score.clears_noise``).
+
 All are read the same way: the LAST line with the label decides, and an unreadable or
 non-finite value on it gives None, never an earlier line's value.
 """
@@ -27,6 +33,11 @@ import re
 SCORE_LABEL = "Final Validation Performance:"
 FINAL_RUN_LABEL = "Final Run Estimate:"
 SCORED_ROWS_LABEL = "Validation Rows:"
+SCORE_GROUPS_LABEL = "Validation Score Groups:"
+# How many groups the builtin scripts score (a script may print any count from 2 to MAX_GROUPS):
+# enough pairs for a standard error, each group large enough to score (75 rows of 1,195).
+SCORE_GROUPS = 16
+MAX_GROUPS = 256
 _SCORED_ROWS = re.compile(r"[ \t]*(?P<scored>\d+)[ \t]+of[ \t]+(?P<total>\d+)\b")
 
 # What may follow the label: an optional wrapper such as ``np.float64(`` or ``tensor(`` or ``[``,
@@ -83,3 +94,24 @@ def usable_estimate(seconds: float | None) -> float | None:
     """A test-run estimate the time plan may size a reserve from: finite and not negative, else
     None (one rule for the harness that records it and the plan that reads it)."""
     return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
+
+
+def score_groups(stdout: str) -> tuple[float | None, ...] | None:
+    """The group values on the LAST ``Validation Score Groups:`` line (``None`` for a ``nan`` or
+    infinite one), else None: no such line, fewer than 2 or more than MAX_GROUPS values, or a
+    token that is not a number (the whole line is then unreadable, never read in part)."""
+    at = stdout.rfind(SCORE_GROUPS_LABEL)
+    if at < 0:
+        return None
+    end = stdout.find("\n", at)
+    tokens = stdout[at + len(SCORE_GROUPS_LABEL):end if end >= 0 else len(stdout)].split()
+    if not 2 <= len(tokens) <= MAX_GROUPS:
+        return None
+    values: list[float | None] = []
+    for token in tokens:
+        try:
+            value = float(token)
+        except ValueError:
+            return None
+        values.append(value if math.isfinite(value) else None)
+    return tuple(values)

@@ -23,7 +23,7 @@ from engine.harness.workdir import InputMode, prepare_evaluation_directory, remo
 from engine.sandbox import Sandbox, evaluation_policy, private_answers_of
 from events.core import EvaluationCompleted, EvaluationRequested
 from events.sandbox import SandboxLimits, SandboxMode, SandboxPolicy
-from handlers.script_lines import scored_rows
+from handlers.script_lines import score_groups, scored_rows
 
 log = structlog.get_logger(__name__)
 
@@ -120,6 +120,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
         sandbox=policy,
         final_run_estimate_s=estimate,
         scored_rows=scored_rows(result.stdout),
+        score_groups=score_groups(result.stdout),
     )
 
 

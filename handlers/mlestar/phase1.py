@@ -38,7 +38,7 @@ from events.phase1 import CandidateEvaluated, CandidatesRanked, MergeDecided, Mo
 from events.pipeline import WorkCut
 from events.score import Score
 from handlers.deadline import Deadline
-from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
+from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry, replaces_incumbent
 from handlers.futures import Task
 from handlers.mlestar.bestsofar import rebase_best
 from handlers.money import budget_stopped
@@ -99,7 +99,8 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None, end_s: fl
         started = wf.now
         merged = await merge_solutions(own, s0, s0_id, evaluated[i], i, deadline_s)
         merges.took(started, wf.now)
-        if merged is not None and merged.ok and merged.score is not None and rule.at_least(merged.score, h_best):
+        if merged is not None and merged.ok and merged.score is not None and replaces_incumbent(
+                wf, rule, merged.score, merged.solution_id, h_best, s0_id):
             s0, s0_id, h_best = merged.solution, merged.solution_id, merged.score
             wf.record(MergeDecided(candidate_index=i, accepted=True, score=h_best, best=h_best,
                                    solution_id=s0_id))
@@ -107,7 +108,9 @@ async def run_phase1(wf: Workflow, *, deadline_s: float | None = None, end_s: fl
         wf.record(MergeDecided(candidate_index=i, accepted=False, score=merged.score if merged else None,
                                best=h_best, solution_id=merged.solution_id if merged else "",
                                reason="merger gave no code" if merged is None else
-                               "merged script failed" if not merged.ok else "no improvement"))
+                               "merged script failed" if not merged.ok else
+                               "better by less than the validation noise" if rule.at_least(merged.score, h_best)
+                               else "no improvement"))
         break                                                                    # REQ-P1-027/028
 
     s0, s0_id, h_best = await post_merge_checks(wf, s0, s0_id, h_best, deadline_s)

@@ -43,7 +43,7 @@ from events.domain import (
 )
 from events.phase2 import RefinementAttempted
 from events.score import usable
-from handlers.evaluation import EvalPolicy, evaluate_with_retry
+from handlers.evaluation import EvalPolicy, evaluate_with_retry, replaces_incumbent
 from handlers.prompts import extract_code_block
 from handlers.step_policy import INNER_CAP_FACTOR, StepTimer, room_for_another
 from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, warn
@@ -252,7 +252,7 @@ async def run_phase2_inner_loop(
             detail={"outer_step": t, "k": k, "plan": plan, "code_block": c_t},
         )
         h_k = ev.score if ev.ok and usable(ev.score) else None           # NaN is no score either
-        improved = h_k is not None and rule.at_least(h_k, best)          # REQ-P2I-025/026
+        improved = h_k is not None and replaces_incumbent(wf, rule, h_k, ev.solution_id, best, best_id)  # P2I-025/026
         if improved and h_k is not None:
             info(wf, "inner best updated", outer_step=t, k=k, old=best, new=h_k)
             best_sol, best, best_id = ev.solution, h_k, ev.solution_id

@@ -18,6 +18,7 @@ from engine.agents.builtin.render_final import (
     submission_code,
 )
 from engine.agents.builtin.spec import dumps
+from handlers.script_lines import SCORE_GROUPS, SCORE_GROUPS_LABEL
 
 COMBINE_METHODS = ("mean", "weighted", "stacking", "rank", "median")
 
@@ -305,6 +306,25 @@ _NOT_SIZED = [
 ]
 
 
+def score_groups_code(scored: str) -> list[str]:
+    """The lines that print the metric on SCORE_GROUPS fixed groups of the scored rows (row ``i``
+    in group ``i mod SCORE_GROUPS``: the same rows in every script of a run, whose folds come in
+    one seeded order), from which the engine weighs a gain against the validation noise
+    (``handlers.script_lines``); ``scored``: the predictions the final score is on."""
+    return [
+        f"SCORE_GROUPS = {SCORE_GROUPS}",
+        "if len(y_score) >= 2 * SCORE_GROUPS:",
+        "    group_values = []",
+        "    for group in range(SCORE_GROUPS):",
+        "        rows = np.arange(group, len(y_score), SCORE_GROUPS)",
+        "        try:  # a group with one class has no AUC: nan, left out of the comparison",
+        f"            group_values.append(float(score_predictions(y_score[rows], np.asarray({scored})[rows])))",
+        "        except ValueError:",
+        '            group_values.append(float("nan"))',
+        f'    print("{SCORE_GROUPS_LABEL}", " ".join(f"{{value:.10g}}" for value in group_values))',
+    ]
+
+
 def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
     """``mode="ablation"`` stops after the validation score and writes nothing."""
     train = spec["train"]
@@ -360,6 +380,7 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         calibrated = bool(train.get("calibrate"))
         lines += _CALIBRATION if calibrated else []
         lines.append('print(f"Final Validation Performance: {val_score}")')
+        lines += score_groups_code("crossfit" if calibrated else "val_blend")
         lines += full_fit_and_predict(train)
         lines += ["test_blend = calibrate(test_blend, calibration)"] if calibrated else []
         lines += submission_code()
