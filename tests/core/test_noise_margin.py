@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import textwrap
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -138,20 +137,9 @@ def test_a_config_recorded_before_the_margin_dumps_and_loads_as_it_did() -> None
 # --- the harness records them; old logs -----------------------------------------------------------
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
-async def test_the_harness_records_the_groups_a_real_script_prints(tmp_path: Path) -> None:
-    public = tmp_path / "task"
-    public.mkdir()
-    (public / "train.csv").write_text("id,y\n1,0\n2,1\n")
-    (public / "test.csv").write_text("id\n3\n")
-    (public / "sample_submission.csv").write_text("id,y\n3,0\n")
-    ctx = EvalContext(run_dir=tmp_path / "run", task_dir=public, sample_submission=public / "sample_submission.csv",
-                      subsample_limit=30000)
+async def test_the_harness_records_the_groups_a_real_script_prints(tiny_eval_context: EvalContext) -> None:
+    ctx = tiny_eval_context
     code = textwrap.dedent("""
         print("Final Validation Performance: 0.75")
         print("Validation Score Groups:", " ".join(str(0.7 + i / 100) for i in range(10)), "nan")

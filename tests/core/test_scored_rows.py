@@ -14,7 +14,6 @@ to the one comparison rule, which every choice of a best uses.
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -142,14 +141,8 @@ def test_the_run_wide_best_keeps_the_score_on_more_rows() -> None:
 
 
 @pytest.mark.anyio
-async def test_the_harness_records_the_rows_a_real_script_says_its_score_is_on(tmp_path: Path) -> None:
-    public = tmp_path / "task"
-    public.mkdir()
-    (public / "train.csv").write_text("id,y\n1,0\n2,1\n")
-    (public / "test.csv").write_text("id\n3\n")
-    (public / "sample_submission.csv").write_text("id,y\n3,0\n")
-    ctx = EvalContext(run_dir=tmp_path / "run", task_dir=public, sample_submission=public / "sample_submission.csv",
-                      subsample_limit=30000)
+async def test_the_harness_records_the_rows_a_real_script_says_its_score_is_on(tiny_eval_context: EvalContext) -> None:
+    ctx = tiny_eval_context
     outputs = {}
     for name, line in (("cut", "Validation Rows: 1440 of 3600"), ("whole", "")):
         code = textwrap.dedent(f"""
