@@ -45,7 +45,6 @@ class Evaluated:
     debug_attempts: int = 0
     versions: list[str] = field(default_factory=list)
     scored_rows: int | None = None    # the validation rows the score is on, when fewer than all
-    score_groups: tuple[float | None, ...] | None = None  # the metric on fixed groups of those rows
 
     @property
     def score(self) -> float | None:
@@ -227,11 +226,10 @@ async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: Ev
                                 scored_rows=rows))
     if not fell_back and not result.is_error and done.submission is not None and done.submission.valid:
         _valid_submissions(wf)[kept_id] = done.submission
-    if groups is not None:
+    if groups is not None:   # read by id where a step weighs its gain (replaces_incumbent)
         _score_groups(wf)[kept_id] = groups
     return Evaluated(solution=kept, solution_id=kept_id, result=result, submission=done.submission,
-                     fell_back=fell_back, debug_attempts=attempts, versions=versions, scored_rows=rows,
-                     score_groups=groups)
+                     fell_back=fell_back, debug_attempts=attempts, versions=versions, scored_rows=rows)
 
 
 def _valid_submissions(wf: Workflow) -> dict[str, SubmissionInfo]:
