@@ -55,13 +55,12 @@ browser-deps:
 	  exit 1; \
 	fi
 
-# What only the tests (and benchmarks) need beyond the demo (whose install is the engine alone,
-# to keep it under two minutes): pytest, hypothesis, ruff and mypy, the optional backends' clients, the
-# builtin agent's stronger learner (ml: LightGBM; the demo uses its scikit-learn fallback), the
-# cluster extra (psycopg, ray) and a PostgreSQL server — the Debian package's binaries, started
+# What only the tests (and benchmarks) need beyond the demo (whose install is the engine with its
+# whole learner portfolio, LightGBM included): pytest, hypothesis, ruff and mypy, the optional
+# backends' clients, the cluster extra (psycopg, ray) and a PostgreSQL server — the Debian package's binaries, started
 # per test session in a temp dir (store/pg_local.py).
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,openai,cluster,ml]'
+	$(PY) -m pip install --quiet -e '.[test,openai,cluster]'
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 	touch $(TEST_STAMP)
