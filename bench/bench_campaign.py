@@ -1,6 +1,8 @@
 """Benchmark: a campaign on Ray vs the same runs one after another (issue 17, Must show).
 
-    python bench/bench_campaign.py [--tasks iris,wine] [--seeds 0,1] [--cpus 2]
+    python bench/bench_campaign.py [--tasks iris,wine] [--seeds 0,1] [--cpus 2] [--smoke]
+
+(--smoke: one run (iris, seed 0) each way, to check the bench runs)
 
 A 4-run campaign (2 tasks × 2 seeds, builtin agent, the small settings the campaign tests use)
 on a local Ray cluster of ``--cpus`` CPUs (``ray.cluster_utils.Cluster``), against the same four
@@ -48,7 +50,10 @@ def main() -> None:
     parser.add_argument("--tasks", default="iris,wine")
     parser.add_argument("--seeds", default="0,1")
     parser.add_argument("--cpus", type=int, default=2)
+    parser.add_argument("--smoke", action="store_true", help="one run (iris, seed 0) each way")
     args = parser.parse_args()
+    if args.smoke:
+        args.tasks, args.seeds = "iris", "0"
     from ray.cluster_utils import Cluster
 
     tasks, seeds = args.tasks.split(","), args.seeds.split(",")

@@ -1,6 +1,8 @@
 """Benchmark: what a script that runs alone gains from every evaluation core (``ENGINE_EVAL_CORES``).
 
-    python bench/bench_cores.py [--tasks solar-module-technology town-country] [--repeat 2]
+    python bench/bench_cores.py [--tasks solar-module-technology town-country] [--repeat 2] [--smoke]
+
+(--smoke: one small task (iris), one run per count, to check the bench runs)
 
 Phase 3's rounds and finalization's test run are the run's only script while they run; they are
 given ``max_concurrent_evaluations`` cores (2 here) where the search's scripts, run side by side,
@@ -97,7 +99,10 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="*", default=["solar-module-technology", "town-country"])
     parser.add_argument("--repeat", type=int, default=2, help="runs per script and core count (default 2)")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--smoke", action="store_true", help="iris, one run per script and core count")
     args = parser.parse_args()
+    if args.smoke:
+        args.tasks, args.repeat = ["iris"], 1
     cpus = os.cpu_count() or 1
     if cpus < 2:
         raise SystemExit(f"this machine has {cpus} core: nothing to compare")

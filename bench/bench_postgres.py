@@ -1,6 +1,8 @@
 """PostgreSQL event store vs raw psycopg inserts (issue 17, Must show: benchmark).
 
-    python bench/bench_postgres.py [--quick]
+    python bench/bench_postgres.py [--quick | --smoke]
+
+(--smoke: a few dozen events, to check the bench runs)
 
 Durable appends/s of ``PostgresEventStore`` (optimistic check, hash chain, one transaction per
 append) against plain psycopg doing the same rows at the same durability (synchronous_commit=on,
@@ -75,9 +77,10 @@ def _raw(url: str, schema: str, batches: list[int]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer events (a smoke run)")
+    parser.add_argument("--quick", action="store_true", help="fewer events")
+    parser.add_argument("--smoke", action="store_true", help="a few dozen events")
     args = parser.parse_args()
-    single, batched, rounds = (100, 1000, 1) if args.quick else (1000, 10000, 3)
+    single, batched, rounds = (20, 100, 1) if args.smoke else (100, 1000, 1) if args.quick else (1000, 10000, 3)
     print("PostgreSQL event store vs raw psycopg (same server, same durability)")
     with server() as url:
         for label, batches in (("durable single-event appends/s", [1] * single),

@@ -2,7 +2,9 @@
 (strategy ``best-candidate``) and the full pipeline (``mle-star``, or another strategy), all
 graded on the private answers, with each run's wall time. Same seed and preset for all.
 
-    python bench/bench_quality.py [--preset quick] [--tasks iris wine ...] [--strategy mle-star]
+    python bench/bench_quality.py [--preset quick] [--tasks iris wine ...] [--strategy mle-star] [--smoke]
+
+(--smoke: iris alone, every phase as small as it gets, to check the bench runs.) Exit 1 when a run failed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.campaign.support import SMALL  # noqa: E402  (every phase once, as small as it gets)
 
 
 def engine(*args: str, db: Path) -> subprocess.CompletedProcess:
@@ -38,15 +45,18 @@ def run_and_grade(task: str, strategy: str, preset: str, seed: int, db: Path, ex
     return {"test_score": report.get("score"), "valid": report.get("valid_submission"), "wall_s": wall}
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--preset", default="quick")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--strategy", default="mle-star")
     parser.add_argument("--tasks", nargs="*", default=None)
     parser.add_argument("--set", dest="sets", action="append", default=[])
+    parser.add_argument("--smoke", action="store_true", help="iris, every phase as small as it gets")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
+    if args.smoke:
+        args.tasks = ["iris"]
+        args.sets += SMALL
     from engine.tasks import list_bundled, load_task, naive_baseline_score, prepare_bundled
 
     tasks = args.tasks or [t.name for t in list_bundled()]
@@ -67,7 +77,8 @@ def main() -> None:
     for name, metric, direction, naive, base, full in rows:
         fmt = lambda r: f"{r['test_score']:.4f}" if r.get("test_score") is not None else f"failed {r.get('error')}"
         print(f"| {name} | {metric} ({direction}) | {naive:.4f} | {fmt(base)} | {fmt(full)} | {full['wall_s']:.0f} s |")
+    return 1 if any("error" in r for row in rows for r in row[4:]) else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

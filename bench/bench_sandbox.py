@@ -1,6 +1,8 @@
 """Benchmark: the sandbox's cost per evaluation (issue 15, item 4).
 
-    python bench/bench_sandbox.py [--repeat N]
+    python bench/bench_sandbox.py [--repeat N] [--smoke]
+
+(--smoke: the trivial script once each way, to check the bench runs)
 
 The same small scikit-learn script (load a bundled dataset, fit a logistic regression, print a
 score) is evaluated N times through ``engine.harness.executor.run_evaluation`` with
@@ -63,7 +65,10 @@ def measure(root: Path, task: Path, code: str, repeat: int) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--smoke", action="store_true", help="the trivial script only, once each way")
     args = parser.parse_args()
+    if args.smoke:
+        args.repeat = 1
     problem = bwrap_problem()
     if problem:
         print(f"bench_sandbox: cannot measure: {problem}")
@@ -78,7 +83,8 @@ def main() -> int:
         task = root / "task" / "public"
         task.mkdir(parents=True)
         (task / "train.csv").write_text("id,x\n0,1\n")
-        for label, code in (("scikit-learn script", SKLEARN_SCRIPT), ("trivial script", TRIVIAL_SCRIPT)):
+        scripts = (("scikit-learn script", SKLEARN_SCRIPT), ("trivial script", TRIVIAL_SCRIPT))
+        for label, code in scripts[1:] if args.smoke else scripts:
             m = measure(root / label.split()[0], task, code, args.repeat)
             print(f"sandbox overhead, {label}: unsandboxed {m['none'] * 1000:.0f} ms, "
                   f"bwrap {m['bwrap'] * 1000:.0f} ms per evaluation (median of {args.repeat}), "
