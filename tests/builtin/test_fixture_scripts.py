@@ -1,0 +1,77 @@
+"""The builtin agent still writes the scripts its recorded runs hold.
+
+Every agent call of the replay fixtures recorded with the builtin agent is asked again, with the
+recorded request, task, settings and seed, and the script of the answer must be the recorded one,
+byte for byte. Replaying a fixture reads the recorded answers and never asks the agent, so only
+this test notices a renderer that writes something else.
+
+One block is newer than the recordings: the scores on fixed groups of the scored rows
+(``render_train.score_groups_code``), written after the validation score. It is cut from the new
+script before the comparison, and only that block, exactly as it is rendered.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.agents.base import AgentContext
+from engine.agents.builtin import BuiltinBackend
+from engine.run.lifecycle import prepare_task
+from events.core import AgentCallCompleted, AgentCallRequested, RunStarted
+from events.domain import PipelineConfig
+from tests.replays.fixtures import FIXTURES, FixtureSpec, read_fixture
+
+BUILTIN = [f for f in FIXTURES if f.agent == "builtin"]
+# The score-groups block as render_train.score_groups_code writes it (module docstring).
+SCORE_GROUPS_BLOCK = re.compile(
+    r"^SCORE_GROUPS = \d+\nif len\(y_score\) >= 2 \* SCORE_GROUPS:\n(?:    .*\n)+?"
+    r"    print\(\"Validation Score Groups:\".*\n", re.M)
+
+
+def recorded_calls(fixture: FixtureSpec) -> tuple[RunStarted, list[tuple[AgentCallRequested, AgentCallCompleted]]]:
+    """The run's start and every (request, completed answer) pair of the fixture, in log order."""
+    envelopes = read_fixture(fixture.path)
+    started = envelopes[0].event()
+    assert isinstance(started, RunStarted)
+    requests: dict[str, AgentCallRequested] = {}
+    pairs = []
+    for envelope in envelopes:
+        event: Any = envelope.event()
+        if isinstance(event, AgentCallRequested):
+            requests[event.effect_id] = event
+        elif isinstance(event, AgentCallCompleted):
+            pairs.append((requests[event.effect_id], event))
+    return started, pairs
+
+
+def without_score_groups(script: str | None) -> str | None:
+    return None if script is None else SCORE_GROUPS_BLOCK.sub("", script)
+
+
+@pytest.mark.parametrize("fixture", BUILTIN, ids=[f.name for f in BUILTIN])
+def test_the_agent_writes_the_recorded_scripts_again(fixture: FixtureSpec, tmp_path: Path) -> None:
+    started, pairs = recorded_calls(fixture)
+    task = prepare_task(fixture.task, tmp_path / "task")
+    ctx = AgentContext(run_id=fixture.run_id, run_dir=tmp_path, work_dir=tmp_path, task=started.task,
+                       task_dir=task.public_dir, config=PipelineConfig(**started.config), seed=started.seed)
+    scripts = 0
+    for request, recorded in pairs:
+        answer = BuiltinBackend().answer(request, ctx)
+        assert isinstance(answer, AgentCallCompleted), (request.effect_id, answer)
+        assert without_score_groups(answer.code) == recorded.code, request.effect_id
+        scripts += recorded.code is not None and "# builtin-spec:" in recorded.code
+    assert scripts >= 5, "the fixture should hold the builtin agent's scripts"
+
+
+def test_only_the_score_groups_block_is_cut() -> None:
+    """The cut removes the block as rendered and nothing around it."""
+    from engine.agents.builtin.render_train import score_groups_code
+
+    block = "\n".join(score_groups_code("val_blend")) + "\n"
+    before, after = 'print(f"Final Validation Performance: {val_score}")\n', "FIT_STARTED = time.monotonic()\n"
+    assert without_score_groups(before + block + after) == before + after
+    assert without_score_groups(before + after) == before + after
