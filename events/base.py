@@ -22,7 +22,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-EventKind = Literal["input", "decision", "bookkeeping"]
+# input: from the world, fed to the handlers; decision: derived by the handlers, compared on replay;
+# remark: said by the handlers for people (a note, a warning), recorded and shown but never compared,
+# so rewording one never strands a recorded run; bookkeeping: the engine's own records (drivers, spend).
+EventKind = Literal["input", "decision", "remark", "bookkeeping"]
 
 
 class Event(BaseModel):

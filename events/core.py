@@ -112,6 +112,7 @@ class Note(Event):
 
     type_name: ClassVar[str] = "Note"
     version: ClassVar[int] = 2
+    kind: ClassVar[EventKind] = "remark"  # recorded and shown, never compared on replay or resume
 
     level: str
     message: str

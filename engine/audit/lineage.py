@@ -158,7 +158,7 @@ def _all_nodes(log: RunLog) -> dict[str, LineageNode]:
             nodes[ev.solution_id].evaluations.append({"seq": ev.seq, "purpose": ev.purpose, "score": ev.score,
                                                       "is_error": ev.is_error, "elapsed_s": ev.elapsed_s})
     for env in log.envelopes:
-        if env.type in _NOT_VERDICTS or kind_of(env.type) != "decision":
+        if env.type in _NOT_VERDICTS or kind_of(env.type) not in ("decision", "remark"):
             continue
         for sid in _named_solutions(env.payload):
             if sid in nodes:

@@ -9,7 +9,9 @@ import io
 import json
 from pathlib import Path
 
-from events.core import Note
+import pytest
+
+from events.core import Note, PhaseStarted
 from handlers.runtime import Runtime
 from handlers.workflow import Workflow
 from replay.verify import verify
@@ -76,34 +78,58 @@ def test_replay_names_first_divergence_after_handler_change(toy_run, tmp_path: P
 # --- replay.verify in process -----------------------------------------------------------------
 
 
-class _NoNotes(Workflow):
+class _Filtered(Workflow):
+    """The toy strategy's workflow with one kind of recorded event dropped (``drop``) or doubled
+    (``extra``): a handler change seen from the log."""
+
+    drop: type | None = None
+    extra: type | None = None
+
     def __init__(self, wf: Workflow) -> None:
         super().__init__(wf._rt, wf.scope)
 
     def at(self, scope: str) -> Workflow:
-        return _NoNotes(Workflow(self._rt, scope))
+        return type(self)(Workflow(self._rt, scope))
 
     def record(self, event) -> None:
-        if not isinstance(event, Note):
+        if self.drop is None or not isinstance(event, self.drop):
             super().record(event)
+        if self.extra is not None and isinstance(event, self.extra):
+            super().record(type(event)(**{**event.model_dump(), **self.extra_fields}))
+
+    extra_fields: dict = {}
 
 
-class _ExtraNotes(_NoNotes):
-    def at(self, scope: str) -> Workflow:
-        return _ExtraNotes(Workflow(self._rt, scope))
+class _NoPhaseStarted(_Filtered):
+    drop = PhaseStarted
 
+
+class _ExtraPhaseStarted(_Filtered):
+    extra = PhaseStarted
+    extra_fields = {"phase": "extra"}
+
+
+class _NoNotes(_Filtered):
+    drop = Note
+
+
+class _ExtraNotes(_Filtered):
+    extra = Note
+    extra_fields = {"message": "extra"}
+
+
+class _RewordedNotes(_Filtered):
     def record(self, event) -> None:
-        Workflow.record(self, event)
         if isinstance(event, Note):
-            Workflow.record(self, Note(level="info", message="extra"))
+            Workflow.record(self, Note(level=event.level, message=f"{event.message}, worded anew", data=event.data))
+        else:
+            Workflow.record(self, event)
 
 
-async def _extra_main(wf: Workflow) -> None:
-    await toy.main(_ExtraNotes(wf))
-
-
-async def _no_notes_main(wf: Workflow) -> None:
-    await toy.main(_NoNotes(wf))
+def _main_with(workflow: type[_Filtered]):
+    async def main(wf: Workflow) -> None:
+        await toy.main(workflow(wf))
+    return main
 
 
 def test_verify_same_handlers_no_divergence(toy_run) -> None:
@@ -112,16 +138,24 @@ def test_verify_same_handlers_no_divergence(toy_run) -> None:
 
 
 def test_verify_dropped_decision(toy_run) -> None:
-    divergence, _ = verify(toy_run.log, lambda: Runtime(_no_notes_main))
-    first_note = next(e for e in toy_run.log if e.type == "Note")
-    assert divergence is not None and divergence.seq == first_note.seq
-    assert divergence.expected["type"] == "Note" and divergence.actual is not None  # next decision slid up
-    assert divergence.input_seq == first_note.causation_seq
+    divergence, _ = verify(toy_run.log, lambda: Runtime(_main_with(_NoPhaseStarted)))
+    first = next(e for e in toy_run.log if e.type == "PhaseStarted")
+    assert divergence is not None and divergence.seq == first.seq
+    assert divergence.expected["type"] == "PhaseStarted" and divergence.actual is not None  # next decision slid up
+    assert divergence.input_seq == first.causation_seq
 
 
 def test_verify_extra_decision(toy_run) -> None:
-    divergence, _ = verify(toy_run.log, lambda: Runtime(_extra_main))
-    first_note = next(e for e in toy_run.log if e.type == "Note")
-    assert divergence is not None and divergence.seq == first_note.seq + 1
-    assert divergence.actual["payload"]["message"] == "extra"
+    divergence, _ = verify(toy_run.log, lambda: Runtime(_main_with(_ExtraPhaseStarted)))
+    first = next(e for e in toy_run.log if e.type == "PhaseStarted")
+    assert divergence is not None and divergence.seq == first.seq + 1
+    assert divergence.actual["payload"]["phase"] == "extra"
     assert "first divergence at seq" in divergence.describe()
+
+
+@pytest.mark.parametrize("workflow", [_NoNotes, _ExtraNotes, _RewordedNotes], ids=["dropped", "extra", "reworded"])
+def test_notes_are_remarks_never_compared(toy_run, workflow) -> None:
+    """A release that rewords, adds or drops a note still replays (and resumes) a run recorded before it."""
+    assert any(e.type == "Note" for e in toy_run.log)
+    divergence, runtime = verify(toy_run.log, lambda: Runtime(_main_with(workflow)))
+    assert divergence is None and runtime.finished

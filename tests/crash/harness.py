@@ -73,7 +73,7 @@ def comparable_decisions(log: list[Envelope], root: Path) -> list[str]:
     from events.base import event_class
 
     return [json.dumps([e.type, e.scope, strip(e.payload, str(root.resolve()))], sort_keys=True)
-            for e in log if e.type not in DECISION_EXCLUDED and event_class(e.type).kind == "decision"]
+            for e in log if e.type not in DECISION_EXCLUDED and event_class(e.type).kind in ("decision", "remark")]
 
 
 def run_reference(recipe: Recipe, work: Path) -> list[Envelope]:
