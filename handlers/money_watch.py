@@ -45,7 +45,7 @@ class MoneyWatch:
     def settled(self, event: EffectResult) -> list[_Future]:
         """Count an effect's result; the watches whose amount the spend has now reached."""
         if isinstance(event, (AgentCallCompleted, AgentCallFailed)):
-            self.spend.count(event.type_name, event.cost_usd, self._scopes.get(event.effect_id, ""))
+            self.spend.count(event.type_name, event.cost_usd, self._scopes.get(event.effect_id, ""), usage=event.usage)
         self.budget_stops += isinstance(event, AgentCallFailed) and event.stop == "budget"
         self._working.discard(event.effect_id)
         return [watch for amount, _, watch in self.watches if not watch.done and self.spend.budget_usd >= amount]

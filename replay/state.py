@@ -129,7 +129,7 @@ class PipelineState:
 
     @property
     def unknown_cost_calls(self) -> int:
-        """Calls cancelled or lost whose spend the backend could not tell."""
+        """Calls (and spend of cancelled or lost calls) whose cost the backend could not tell."""
         return self.spend.unknown
 
     @property
@@ -171,7 +171,7 @@ class PipelineState:
             self.elapsed_seconds = float(elapsed)
 
     def cost_breakdown(self) -> dict[str, Any]:
-        return cost_breakdown_of(self.cost_by_scope, self.unknown_cost_calls)
+        return cost_breakdown_of(self.cost_by_scope, self.unknown_cost_calls, self.spend)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -202,7 +202,8 @@ def _phase_of(scope: str) -> str:
     return {"phase1": "phase1", "phase2": "phase2", "phase3": "phase3", "final": "finalization"}.get(head, "other")
 
 
-def cost_breakdown_of(cost_by_scope: dict[str, float], unknown_cost_calls: int = 0) -> dict[str, Any]:
+def cost_breakdown_of(cost_by_scope: dict[str, float], unknown_cost_calls: int = 0,
+                      spend: SpendMeter | None = None) -> dict[str, Any]:
     """REQ-OR-037: spend per phase, per Phase 2 path, and in total (scopes name the phase)."""
     phases = {"phase1": 0.0, "phase2": 0.0, "phase3": 0.0, "finalization": 0.0, "other": 0.0}
     per_path: dict[str, float] = {}
@@ -215,6 +216,9 @@ def cost_breakdown_of(cost_by_scope: dict[str, float], unknown_cost_calls: int =
     breakdown["phase2_per_path_cost_usd"] = {k: round(v, 6) for k, v in per_path.items()}
     breakdown["total_cost_usd"] = round(sum(phases.values()), 6)
     breakdown["calls_with_unknown_cost"] = unknown_cost_calls
+    if spend is not None:  # calls of a model without a price: priced by the CLI's figure, or at their cap
+        breakdown["calls_priced_by_cli_cost"] = spend.priced_by_cli
+        breakdown["calls_charged_at_cap"] = spend.charged_at_cap
     return breakdown
 
 
@@ -253,7 +257,7 @@ def _result(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
     s.pending.pop(effect_id, None)
     s.results.add(effect_id)
     if env.type in AGENT_RESULTS:
-        s.spend.count(env.type, p.get("cost_usd"), env.scope)
+        s.spend.count(env.type, p.get("cost_usd"), env.scope, usage=p.get("usage"))
     elif env.type == "EvaluationCompleted":
         s.evaluation_count += 1
         req = s.requests.get(effect_id)

@@ -34,6 +34,7 @@ class PreflightResult:
     cost_usd: float | None
     duration_s: float
     detail: str = ""
+    models: tuple[str, ...] = ()  # the model ids the check's requests asked for (the CLI resolves aliases)
 
 
 def _explain(backend: Any, kind: str, message: str) -> str:
@@ -114,14 +115,16 @@ async def check_claude(backend: Any, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) 
     duration = round(time.monotonic() - started, 3)
     cost = metered.cost(float(result.total_cost_usd) if result is not None and result.total_cost_usd is not None
                         else None)
+    models = metered.models or tuple(getattr(result, "model_usage", None) or {})
     if result is not None and result.is_error:
         message = backend.redact(" ".join(t for t in texts if t) or str(result.result or result.subtype))
         if error_kind in ("rate_limit", "server_error", "overloaded") and "ECONN" not in message \
                 and "Connection" not in message:
             log.warning("preflight_transient", endpoint=backend.endpoint, error=message[:200])
-            return PreflightResult(ok=True, cost_usd=cost, duration_s=duration, detail=f"endpoint busy: {message[:120]}")
+            return PreflightResult(ok=True, cost_usd=cost, duration_s=duration, detail=f"endpoint busy: {message[:120]}",
+                                   models=models)
         raise BackendUnavailable(_explain(backend, error_kind or "", message))
     if result is None:
         raise BackendUnavailable(f"the Claude CLI ended without answering the start-up check ({backend.endpoint})")
     log.info("preflight_ok", endpoint=backend.endpoint, model=backend.model, cost_usd=cost, duration_s=duration)
-    return PreflightResult(ok=True, cost_usd=cost, duration_s=duration)
+    return PreflightResult(ok=True, cost_usd=cost, duration_s=duration, models=models)

@@ -28,6 +28,7 @@ from engine.audit.svg_plots import (
     score_plot,
     timeline,
 )
+from replay.state import PipelineState
 
 # A link to a solution's own page (the UI's), or None for the static report (no links at all).
 SolutionHref = Callable[[str], str] | None
@@ -86,12 +87,20 @@ def per_phase(log: RunLog, spans: list[Span]) -> dict[str, dict[str, float]]:
 # --- pieces of the page -----------------------------------------------------------------------
 
 
+def cost_caption(s: PipelineState) -> str:
+    """How the run's money was counted: every call priced, or how many were not (replay.meter)."""
+    apart = [f"{n} {what}" for n, what in ((s.unknown_cost_calls, "of unknown cost"),
+                                           (s.spend.priced_by_cli, "priced by the CLI's own figure"),
+                                           (s.spend.charged_at_cap, "charged at their cap")) if n]
+    return "agent calls: " + ", ".join(apart) if apart else "agent calls, as reported"
+
+
 def kpis(log: RunLog, lineage: Lineage | None) -> str:
     s = log.state
     cards = [
         ("best score", fmt_score(s.best_score), "↑ higher is better" if s.maximize else "↓ lower is better"),
         ("elapsed", fmt_seconds(s.elapsed_seconds), "driven time"),
-        ("cost", f"${s.accumulated_cost_usd:.4f}", "agent calls, as reported"),
+        ("cost", f"${s.accumulated_cost_usd:.4f}", cost_caption(s)),
         ("agent calls", str(s.agent_call_count), f"{len(s.cost_by_scope)} scopes with cost"),
         ("evaluations", str(s.evaluation_count), f"{sum(1 for e in s.evaluations if e.is_error)} errors"),
         ("solutions", str(len(s.solutions)), f"{len(lineage.nodes)} in the final lineage" if lineage else "no lineage"),

@@ -20,6 +20,7 @@ import pytest
 from engine.agents.claude import relay as relay_module
 from engine.agents.claude.metering import CallMeter, ResponseUsage
 from engine.agents.claude.prices import ANTHROPIC_LIST_PRICES, price_of, usage_cost
+from engine.agents.claude.reading import call_cost
 from engine.agents.claude.relay import ApiRelay, RelayedCall
 from events.domain import ModelPrice
 from tests.claude_cli.conftest import FAKE_KEY, MODEL
@@ -147,15 +148,32 @@ def test_a_request_after_the_call_ended_is_refused(relay_to):
     assert reading.requests == 1 and len(api.served) == 1
 
 
-def test_a_model_without_a_price_costs_the_whole_cap_or_is_unknown(relay_to):
+def test_a_model_without_a_price_is_let_through_counted_apart_and_priced_by_the_cli_else_the_cap(relay_to):
+    """The relay cannot price such a request: it is not charged the call's cap as it passes (the
+    CLI's own max_budget_usd stops the CLI at the cap), the reading says how many and which model,
+    and the call costs what the CLI reported, else its cap, else it is unknown (reading.call_cost)."""
     relay, api = relay_to(lambda exchange: Text("x"))
     capped = relay.open_call("capped", 0.2)
-    assert send(capped, ask(model="my-gateway-model"))[0] == 200
-    status, _ = send(capped, ask(model="my-gateway-model"))
-    assert status == 402 and capped.close().cost_usd == pytest.approx(0.2)
+    assert [send(capped, ask(model="my-gateway-model"))[0] for _ in range(3)] == [200, 200, 200]
+    assert send(capped, ask())[0] == 200  # and one of a priced model beside them
+    reading = capped.close()
+    assert reading.cost_usd is None and reading.unpriced == 3 and reading.requests == 4
+    assert reading.models == ("my-gateway-model", MODEL) and reading.unpriced_models == ("my-gateway-model",)
+    priced = usage_cost(price_of(MODEL, {}), api.served[-1]["usage"])
+    assert reading.priced_usd == pytest.approx(priced)
+    assert call_cost(reading, 0.01, 0.2) == (pytest.approx(0.01), "cli_reported")
+    assert call_cost(reading, priced / 2, 0.2) == (pytest.approx(priced), "cli_reported")  # at least what was priced
+    assert call_cost(reading, None, 0.2) == (pytest.approx(0.2), "cap")
+    assert call_cost(reading, None, None) == (None, "unknown")
+    assert reading.usage(0.01)["unpriced_models"] == ["my-gateway-model"]
     uncapped = relay.open_call("uncapped", None)
     assert send(uncapped, ask(model="my-gateway-model"))[0] == 200
     assert uncapped.close().cost_usd is None
+    # Every request priced: the relay's figure, whatever the CLI says.
+    known = relay.open_call("known", 0.2)
+    assert send(known, ask())[0] == 200
+    known_reading = known.close()
+    assert call_cost(known_reading, 123.0, 0.2) == (known_reading.cost_usd, "price_table")
     # A price in the run's model_prices (the table the OpenAI-compatible backend uses) prices it.
     priced_relay, priced_api = relay_to(lambda exchange: Text("x"), prices={
         "my-gateway-model": ModelPrice(input_per_mtok=1.0, output_per_mtok=2.0)})

@@ -43,6 +43,7 @@ from engine.agents.claude.launch import AgentLauncher, protected_paths, resolve_
 from engine.agents.claude.mcp_tools import TOOL_NAMES, build_server
 from engine.agents.claude.metered import metered_failure, metered_result, metered_try, try_tag
 from engine.agents.claude.outcome import Attempt, Stream, completed_attempt, result_dict
+from engine.agents.claude.price_check import price_warning
 from engine.agents.claude.setup import bundled_cli, check_permission_mode, is_root
 from engine.agents.errors import BackendUnavailable
 from engine.agents.retry import (
@@ -188,6 +189,13 @@ class ClaudeBackend:
 
         return await check_claude(self)
 
+    def price_warning(self, checked: Any) -> str | None:
+        """What to tell a user whose budget the relay cannot meter per request (``price_check``)."""
+        if not self._launcher.metered:  # without the relay every call is priced by the CLI's own figure
+            return None
+        return price_warning(models=getattr(checked, "models", ()), configured=self.model,
+                             prices=self.config.model_prices, budget_usd=self.config.max_budget_usd)
+
     def build_options(self, request: AgentCallRequested, ctx: AgentContext, hooks: CallHooks, stderr: list[str],
                       *, tag: str = "call", budget_usd: float | None = None) -> tuple[Any, Any]:
         """The SDK options of one try, and the sandbox policy its CLI runs under."""
@@ -286,7 +294,7 @@ class ClaudeBackend:
         if outcome.failure is not None:  # what the try used before it failed
             outcome.failure = replace(outcome.failure, usage={**stream.tokens, **outcome.failure.usage})
         if reading is not None and outcome.result is not None:
-            outcome.result = metered_result(outcome.result, reading)
+            outcome.result = metered_result(outcome.result, reading, ctx.budget_usd)
         elif reading is not None and outcome.failure is not None:
             outcome.failure = metered_failure(outcome.failure, reading, ctx.budget_usd)
         outcome.policy = stream.policy

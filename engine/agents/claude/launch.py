@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.agents.claude.metering import MeterReading
+from engine.agents.claude.reading import MeterReading
 from engine.agents.claude.relay import PLACEHOLDER_KEY, ApiRelay, RelayedCall, relay_supported
 from engine.agents.claude.setup import cli_environment, kept_variables, write_launch_script
 from engine.agents.errors import BackendUnavailable

@@ -2,10 +2,12 @@
 
 The CLI reports what *it* spent; the relay sees every request the call's sandbox sent, the CLI's
 and anything its tools sent, so its figure is the one recorded (``cost_usd``, and so the run's
-ledger, the one meter of ``replay/meter.py`` and the handlers' budget decisions). The CLI's own
-figure stays in the call's usage beside it (``usage["relay"]["cli_cost_usd"]``), with the
-number of requests and every refusal. A try the relay refused for want of money fails as a
-budget stop (``budget exhausted: …``, which the ledger's ``budget_stop`` recognises).
+ledger, the one meter of ``replay/meter.py`` and the handlers' budget decisions) whenever it
+could price every request. When a request's model has no price, the call is priced by the CLI's
+own figure, else charged its cap (``reading.call_cost``); ``usage["cost_source"]`` says which.
+The CLI's own figure stays in the call's usage beside it (``usage["relay"]["cli_cost_usd"]``),
+with the number of requests and every refusal. A try the relay refused for want of money fails
+as a budget stop (``budget exhausted: …``, which the ledger's ``budget_stop`` recognises).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.agents.base import AgentContext
-from engine.agents.claude.metering import MeterReading
+from engine.agents.claude.reading import MeterReading, call_cost
 from engine.agents.ledger import CUT_MESSAGE_START, MIN_CALL_USD
 from engine.agents.retry import Failure
 from events.core import AgentCallCompleted
@@ -28,10 +30,11 @@ def try_tag(work_dir: Path, attempt: int) -> str:
     return f"{Path(work_dir).name}-{attempt}"
 
 
-def metered_result(result: AgentCallCompleted, reading: MeterReading) -> AgentCallCompleted:
+def metered_result(result: AgentCallCompleted, reading: MeterReading, cap_usd: float | None) -> AgentCallCompleted:
+    cost, source = call_cost(reading, result.cost_usd, cap_usd)
     usage = dict(result.usage)
-    usage.update(cost_source="relay", relay=reading.usage(result.cost_usd))
-    return result.model_copy(update={"cost_usd": reading.cost_usd, "usage": usage})
+    usage.update(cost_source=source, relay=reading.usage(result.cost_usd))
+    return result.model_copy(update={"cost_usd": cost, "usage": usage})
 
 
 def metered_failure(failure: Failure, reading: MeterReading, cap_usd: float | None) -> Failure:
@@ -41,14 +44,15 @@ def metered_failure(failure: Failure, reading: MeterReading, cap_usd: float | No
                    f"${cap_usd:.4f} was spent (${reading.cost_usd or 0.0:.4f} metered): {message}")
     elif reading.refusals and not reading.budget_refused:
         message += f" (the engine's relay refused {reading.refused} request(s): {reading.refusals[0]})"
-    usage = {**failure.usage, "cost_source": "relay", "relay": reading.usage(failure.cost_usd)}
-    return Failure(message, transient=failure.transient and not reading.budget_refused, cost_usd=reading.cost_usd,
-                   usage=usage)
+    cost, source = call_cost(reading, failure.cost_usd, cap_usd)
+    usage = {**failure.usage, "cost_source": source, "relay": reading.usage(failure.cost_usd)}
+    return Failure(message, transient=failure.transient and not reading.budget_refused, cost_usd=cost, usage=usage)
 
 
-def spent_so_far(before_usd: float | None, reading: MeterReading | None, cli_cost_usd: float | None) -> float | None:
+def spent_so_far(before_usd: float | None, reading: MeterReading | None, cli_cost_usd: float | None,
+                 cap_usd: float | None = None) -> float | None:
     """What a call cancelled in this try had spent, its earlier tries included (None: unknown)."""
-    cost = reading.cost_usd if reading is not None else cli_cost_usd
+    cost = call_cost(reading, cli_cost_usd, cap_usd)[0]
     return None if cost is None else (before_usd or 0.0) + cost
 
 
@@ -66,7 +70,7 @@ def metered_try(launcher: Any, ctx: AgentContext, tag: str, spent_before: float 
         if abandoned is not None:
             reading = launcher.close_call(tag)
             relay = {} if reading is None else {"relay": reading.usage(cost)}
-            abandoned(spent_so_far(spent_before, reading, cost), {**tokens, **relay})
+            abandoned(spent_so_far(spent_before, reading, cost, cap), {**tokens, **relay})
 
     launcher.open_call(tag, cap)
     return replace(ctx, budget_usd=cap, on_abandoned=report if abandoned is not None else None)
@@ -77,15 +81,21 @@ class Metered:
     """What a metered block's relay socket metered, once the block is over (None: not metered)."""
 
     reading: MeterReading | None = None
+    cap_usd: float | None = None
 
     def cost(self, cli_cost_usd: float | None) -> float | None:
-        return self.reading.cost_usd if self.reading is not None else cli_cost_usd
+        return call_cost(self.reading, cli_cost_usd, self.cap_usd)[0]
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models the block's requests asked for (none known without the relay)."""
+        return self.reading.models if self.reading is not None else ()
 
 
 @contextmanager
 def metered_block(launcher: Any, tag: str, cap_usd: float | None) -> Iterator[Metered]:
     """A relay socket for ``tag`` while the block runs (the start-up check)."""
-    box = Metered()
+    box = Metered(cap_usd=cap_usd)
     launcher.open_call(tag, cap_usd)
     try:
         yield box

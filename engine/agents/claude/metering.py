@@ -17,8 +17,10 @@ relay hands it to that call's :class:`CallMeter` first:
 * its answer is read as it streams (:class:`ResponseUsage`) and priced (``prices.py``): the call's
   metered cost is what its answers' usage says. An answer the API ended with an error event
   costs its input and what it had streamed; one cut off otherwise (a dropped connection, the
-  call ended) costs the most it could have (its whole ``max_tokens``); a model without a price
-  costs the whole of what is left of the cap (no cap: the call's cost is unknown).
+  call ended) costs the most it could have (its whole ``max_tokens``). A request for a model
+  without a price cannot be priced or held against the cap: it is counted apart, the CLI's own
+  ``max_budget_usd`` (the call's cap) stops the CLI, and the call is priced by the CLI's figure,
+  else charged its cap (``reading.call_cost``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 import structlog
 
 from engine.agents.claude.prices import cache_write_factor, price_of, usage_cost, worst_case_cost
+from engine.agents.claude.reading import MeterReading
 from engine.agents.ledger import MIN_CALL_USD
 from events.domain import ModelPrice
 
@@ -221,38 +224,12 @@ class Ticket:
     max_tokens: int
     hold: float
     input_factor: float = 1.0
-    flat: float | None = None  # a price-less model under a cap: charged all that was left of it
 
     def most(self) -> float:
         """The most it can cost: its input (estimated) written to the cache, its whole max_tokens."""
-        if self.flat is not None:
-            return self.flat
         if self.price is None:
             return 0.0
         return worst_case_cost(self.price, self.input_estimate, self.max_tokens, self.input_factor)
-
-
-@dataclass(frozen=True)
-class MeterReading:
-    """What a call's requests cost, as the relay metered them."""
-
-    cost_usd: float | None   # None: a model without a price, and no cap to charge instead
-    requests: int
-    refusals: tuple[str, ...]
-    budget_refused: bool     # a request was refused because the call's cap was spent
-    # Of cost_usd: requests whose answer was not read to its end (cut off, or still being answered
-    # when the call ended), charged at their most: the API may have billed less for them.
-    at_most_usd: float = 0.0
-    refused: int = 0            # refusals in all (``refusals`` keeps the first few)
-
-    def usage(self, cli_cost_usd: float | None) -> dict[str, Any]:
-        """What goes into the call's recorded usage."""
-        shown: dict[str, Any] = {"requests": self.requests, "cli_cost_usd": cli_cost_usd}
-        if self.refusals:
-            shown.update(refused=list(self.refusals), refused_count=self.refused)
-        if self.at_most_usd:
-            shown["charged_at_most_usd"] = self.at_most_usd
-        return shown
 
 
 @dataclass
@@ -273,7 +250,8 @@ class CallMeter:
         self._refusals: list[str] = []
         self._refused = 0
         self._budget_refused = False
-        self._unknown = False
+        self._unpriced = 0       # requests for a model without a price, answered
+        self._models: dict[str, bool] = {}  # every model asked for (insertion order) -> has a price
         self._at_most_usd = 0.0  # answers cut off: charged at their most
 
     # --- before a request goes up ------------------------------------------------------------
@@ -298,7 +276,8 @@ class CallMeter:
         if not isinstance(request, dict) or not isinstance(max_tokens, int) or max_tokens < 1:
             return self._refuse(400, "invalid_request_error", "the engine's relay forwards only JSON Messages API "
                                 "requests with a max_tokens")
-        price = price_of(str(request.get("model") or ""), self.prices)
+        model = str(request.get("model") or "")
+        price = price_of(model, self.prices)
         estimate = len(body) // BYTES_PER_TOKEN
         with self._lock:
             if self.settled:
@@ -308,15 +287,14 @@ class CallMeter:
                 left = self.cap_usd - self.spent_usd - self._held()
                 if left < MIN_CALL_USD:
                     return self._out_of_money(left, locked=True)
-                if price is None:
-                    ticket.flat = ticket.hold = left
-                elif price.output_per_mtok > 0:
+                if price is not None and price.output_per_mtok > 0:
                     fits = max(MIN_OUTPUT_TOKENS, math.floor(left * 1e6 / price.output_per_mtok))
                     if fits < max_tokens:
                         ticket.max_tokens, body = fits, _lower_max_tokens(request, fits)
                     ticket.hold = worst_case_cost(price, 0, ticket.max_tokens)
             self._in_flight[ticket.number] = ticket
             self._requests += 1
+            self._models.setdefault(model, price is not None)
             return ticket, body
 
     def _held(self) -> float:
@@ -347,8 +325,6 @@ class CallMeter:
         """Debit what the answer cost (None: unknown) and release the request's hold."""
         if answer.status >= 400:
             cost: float | None = 0.0  # the API bills no error
-        elif ticket.flat is not None:
-            cost = ticket.flat
         elif ticket.price is None:
             cost = None
         elif answer.complete:
@@ -365,7 +341,7 @@ class CallMeter:
             self._in_flight.pop(ticket.number, None)
             self._settled.notify_all()
             if cost is None:
-                self._unknown = True
+                self._unpriced += 1
             else:
                 self.spent_usd += cost
                 self._at_most_usd += cost if cut_off else 0.0
@@ -384,11 +360,13 @@ class CallMeter:
         most (their holds)."""
         with self._lock:
             self.settled = True
-            unknown = self._unknown or any(t.price is None and t.flat is None for t in self._in_flight.values())
+            unpriced = self._unpriced + sum(t.price is None for t in self._in_flight.values())
             most = sum(t.most() for t in self._in_flight.values())  # cut off now: the most they could cost
-            cost = None if unknown and self.cap_usd is None else round(self.spent_usd + most, 9)
-            return MeterReading(cost, self._requests, tuple(self._refusals), self._budget_refused,
-                                round(self._at_most_usd + most, 9), self._refused)
+            priced = round(self.spent_usd + most, 9)
+            return MeterReading(None if unpriced else priced, self._requests, tuple(self._refusals),
+                                self._budget_refused, round(self._at_most_usd + most, 9), self._refused,
+                                priced_usd=priced, unpriced=unpriced, models=tuple(self._models),
+                                unpriced_models=tuple(m for m, known in self._models.items() if not known))
 
 
 def _int(value: Any) -> int:

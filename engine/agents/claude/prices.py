@@ -2,9 +2,10 @@
 
 One price table: the run's ``model_prices`` (the same table the OpenAI-compatible backend prices
 its calls with), and for the Anthropic models the list prices the bundled Claude CLI itself
-prices its calls at (so a call's metered cost equals the cost the CLI reports for it). A name not
-found in either has no price: its cost is unknown, and the relay charges such a request the
-whole cap of its call.
+prices its calls at (so a call's metered cost equals the cost the CLI reports for it), kept in
+one data file beside this module, ``prices.json``, to be updated as new models appear. A name
+found in neither has no price: the relay cannot price its requests, and the call is charged
+what the CLI reports it cost, else its cap (``metered.call_cost``).
 
 Anthropic's prompt cache is priced from the input price: writing it (five-minute TTL) costs 1.25×,
 the one-hour TTL 2×, reading it 0.1×. Long-context surcharges (the 1M-token beta) are not
@@ -13,7 +14,9 @@ modelled: the CLI does not request that beta unless a ``[1m]`` model is chosen.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from events.domain import ModelPrice
@@ -22,21 +25,17 @@ CACHE_WRITE_5M = 1.25
 CACHE_WRITE_1H = 2.0
 CACHE_READ = 0.1
 
-# Model-id prefixes (the API's ids carry a date suffix) and their list prices in US dollars per
-# million input / output tokens; the longest matching prefix wins.
-ANTHROPIC_LIST_PRICES: dict[str, ModelPrice] = {
-    prefix: ModelPrice(input_per_mtok=i, output_per_mtok=o) for prefix, i, o in (
-        ("claude-opus-4-5", 5.0, 25.0),
-        ("claude-opus-4", 15.0, 75.0),
-        ("claude-sonnet-4", 3.0, 15.0),
-        ("claude-3-7-sonnet", 3.0, 15.0),
-        ("claude-3-5-sonnet", 3.0, 15.0),
-        ("claude-haiku-4-5", 1.0, 5.0),
-        ("claude-3-5-haiku", 0.8, 4.0),
-        ("claude-3-opus", 15.0, 75.0),
-        ("claude-3-haiku", 0.25, 1.25),
-    )
-}
+PRICE_FILE = Path(__file__).with_name("prices.json")
+
+
+def load_list_prices(path: Path = PRICE_FILE) -> dict[str, ModelPrice]:
+    """The list prices of ``path``: model-id prefixes (the API's ids carry a date suffix) and their
+    prices in US dollars per million input / output tokens; the longest matching prefix wins."""
+    models = json.loads(path.read_text(encoding="utf-8"))["models"]
+    return {prefix: ModelPrice.model_validate(price) for prefix, price in models.items()}
+
+
+ANTHROPIC_LIST_PRICES: dict[str, ModelPrice] = load_list_prices()
 
 
 def price_of(model: str, table: Mapping[str, ModelPrice]) -> ModelPrice | None:

@@ -36,7 +36,8 @@ from urllib.parse import urlsplit
 
 import structlog
 
-from engine.agents.claude.metering import CallMeter, MeterReading, Refusal, ResponseUsage
+from engine.agents.claude.metering import CallMeter, Refusal, ResponseUsage
+from engine.agents.claude.reading import MeterReading
 from events.domain import ModelPrice
 
 log = structlog.get_logger("engine.agents.relay")
