@@ -152,6 +152,9 @@ def start(
         fail(str(exc))
     backend = runs_mod.make_backend(agent, cfg, db=runs_mod.db_path(db))
     checked = runs_mod.preflight(backend)  # a bad key or endpoint stops here, before the run exists
+    price_note = getattr(backend, "price_warning", lambda _checked: None)(checked)  # a budget it cannot meter
+    if price_note:
+        err.print(f"[yellow]warning:[/] {escape(price_note)}", highlight=False, soft_wrap=True)
     store, path = _store(db, must_exist=False)
     from engine.agents.select import selection_event
 
