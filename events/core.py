@@ -16,9 +16,15 @@ from events.sandbox import SandboxPolicy
 
 @register
 class RunStarted(Event):
-    """The run's only spontaneous input: what to do, with which settings and seed."""
+    """The run's only spontaneous input: what to do, with which settings and seed.
+
+    v2 adds ``patches``: the named handler changes (``handlers/patches.py``) the code that created
+    the run knew. A handler asks ``wf.patched(name)`` and takes the new path only where the run
+    was created with that patch, so a run recorded by an earlier release keeps its old decisions.
+    """
 
     type_name: ClassVar[str] = "RunStarted"
+    version: ClassVar[int] = 2
     kind: ClassVar[EventKind] = "input"
 
     strategy: str
@@ -31,6 +37,13 @@ class RunStarted(Event):
     deterministic_order: bool = True
     elapsed_s: float = 0.0
     params: dict[str, Any] = {}  # strategy-specific inputs (e.g. a Phase-2-only run's start solution)
+    patches: list[str] = []
+
+
+@upcaster("RunStarted", 1)
+def _run_started_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    """A v1 run was created before any named handler change: it keeps every old path."""
+    return {**payload, "patches": []}
 
 
 @register

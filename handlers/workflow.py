@@ -27,6 +27,7 @@ from events.core import (
     TimerRequested,
 )
 from events.domain import PipelineConfig, SolutionScript
+from handlers import patches
 from handlers.agent_failures import FailureStreak
 from handlers.deadline import UNBOUNDED, Deadline, DeadlineReached
 from handlers.futures import Task, _Future, _Wake
@@ -88,6 +89,10 @@ class Workflow:
     def start(self) -> RunStarted:
         assert self._rt.start is not None
         return self._rt.start
+
+    def patched(self, name: str) -> bool:
+        """Whether this run takes the changed decision named ``name`` (handlers/patches.py)."""
+        return patches.is_adopted(name, self.start.patches, patches.KNOWN)
 
     @property
     def context(self) -> RunContext:

@@ -21,6 +21,7 @@ from events.base import Event, NewEvent
 from events.core import EvaluationCompleted, EvaluationRequested, RunStarted
 from events.domain import PipelineConfig, TaskDescription
 from events.sandbox import SandboxMode, SandboxNotice
+from handlers.patches import adopted_by_new_runs
 from handlers.runtime import Runtime
 from handlers.step_policy import time_driven
 from replay.state import PipelineState, fold
@@ -229,7 +230,7 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
     started = RunStarted(strategy=strategy, backend=backend_name, seed=seed, config=config.model_dump(mode="json"),
                          task=task.description, task_dir=str(task.public_dir.resolve()),
                          run_dir=str(run_dir.resolve()), deterministic_order=deterministic_order,
-                         params=dict(params or {}),
+                         params=dict(params or {}), patches=adopted_by_new_runs(),
                          elapsed_s=0.0 if clock_started is None else round(time.monotonic() - clock_started, 6))
     decisions = Runtime(main).feed(started)
     try:
