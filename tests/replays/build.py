@@ -53,6 +53,7 @@ from events.core import (
 from events.domain import EvaluationResult, PipelineConfig, TaskDescription
 from events.spend import AgentSpendRecorded
 from handlers.mlestar.pipeline import main as mle_star
+from handlers.patches import adopted_by_new_runs
 from handlers.runtime import Runtime
 from handlers.workflow import Workflow
 from replay.verify import verify
@@ -266,7 +267,8 @@ def _answer(request: Any, now: float, world: World, contents: dict[str, str]) ->
 def _started(strategy: str, config: PipelineConfig, task: TaskDescription, *, seed: int = 0,
              params: dict[str, Any] | None = None) -> RunStarted:
     return RunStarted(strategy=strategy, backend=BACKEND, seed=seed, config=config.model_dump(mode="json"),
-                      task=task, task_dir="/nonexistent/task", run_dir="/nonexistent/run", params=params or {})
+                      task=task, task_dir="/nonexistent/task", run_dir="/nonexistent/run", params=params or {},
+                      patches=adopted_by_new_runs())
 
 
 def _small_mle_star(**settings: Any) -> PipelineConfig:
