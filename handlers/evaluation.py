@@ -17,9 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from events.config import PipelineConfig
 from events.core import EvaluationCompleted, SolutionEvaluated, SubmissionInfo
-from events.domain import EvaluationResult, PipelineConfig, SolutionScript
 from events.score import Score, paired_noise
+from events.values import EvaluationResult, SolutionScript
+from handlers.deadline import Deadline
+from handlers.debugloop import DebugRules, debug_loop
 from handlers.safety import check_and_fix_leakage, debug_once
 from handlers.toolkit import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
 from handlers.workflow import Workflow
@@ -139,97 +142,129 @@ async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: Ev
 
     The deadline is the workflow's (the phase window's), narrowed by ``policy.deadline_s`` when
     given: every evaluation's timeout, the debug retries' included, follows ``Deadline.timeout``
-    (the time left to the soft end, floored, never past the hard end) and no debug round starts
-    once the soft end has passed; a fixed timeout alone would let the retries run past a phase's
-    deadline.
+    (the time left to the soft end, floored, never past the hard end) and the debug loop
+    (``handlers.debugloop``) starts no round once the soft end has passed; a fixed timeout alone
+    would let the retries run past a phase's deadline.
     """
-    timeout_s, purpose, expect_submission = policy.timeout_s, policy.purpose, policy.expect_submission
-    attempts_allowed = wf.config.max_debug_attempts if policy.max_debug_attempts is None else policy.max_debug_attempts
     deadline = wf.deadline if policy.deadline_s is None else deadline_of(wf, policy.deadline_s)
+    tries = _Attempts(wf, policy, name, deadline)
+    first = _Version(solution, tries.record(solution, origin=origin, parents=parents, detail=detail))
+    requested_id = first.script_id
+    if policy.leakage_check == "before_run":  # else the caller checked exactly this script, or none is due
+        first = await tries.leakage_checked(first, name)
+    first = await tries.evaluate(first, f"{name}/eval")
+    attempts_allowed = wf.config.max_debug_attempts if policy.max_debug_attempts is None else policy.max_debug_attempts
+    rules = DebugRules(attempts=attempts_allowed, deadline=deadline,
+                       leakage_check=None if policy.leakage_check == "never" else tries.fix_checked)
+    last, attempts = await debug_loop(wf, tries, first, rules)
+    return _conclude(wf, tries, last, attempts, requested_id, fallback)
 
-    def time_left() -> float:
+
+@dataclass(frozen=True)
+class _Version:
+    script: SolutionScript
+    script_id: str
+    done: EvaluationCompleted | None = None   # its run; None until it has run
+
+
+class _Attempts:
+    """The versions of one ``evaluate_with_retry`` call (its ``DebugSteps``): each recorded with
+    its parent, run under the deadline's timeouts, fixed by the debugger."""
+
+    def __init__(self, wf: Workflow, policy: EvalPolicy, name: str, deadline: Deadline) -> None:
+        self.wf, self.policy, self.name, self.deadline = wf, policy, name, deadline
+        self.versions: list[str] = []
+        self.eval_ids: list[str] = []
+        self.ran: dict[tuple[str, str, str], EvaluationCompleted] = wf.shared(RAN_KEY, dict)
+
+    def record(self, script: SolutionScript, *, origin: str, parents: Sequence[str],
+               detail: dict[str, Any] | None = None) -> str:
+        script_id = _record(self.wf, script, origin=origin, parents=parents, detail=detail)
+        self.versions.append(script_id)
+        return script_id
+
+    def time_left(self) -> float:
         # The deadline's rule (Deadline.timeout): the caller's timeout, shrinking as the soft end
         # nears but never below the usual floor (nor above what the caller asked), never past the
         # hard end.
-        return deadline.timeout(wf.now, timeout_s, floor_s=min(timeout_s, MIN_EVAL_TIMEOUT_S), cap_s=timeout_s)
+        timeout_s = self.policy.timeout_s
+        return self.deadline.timeout(self.wf.now, timeout_s, floor_s=min(timeout_s, MIN_EVAL_TIMEOUT_S),
+                                     cap_s=timeout_s)
 
-    def overdue() -> bool:
-        return deadline.passed(wf.now)
+    async def leakage_checked(self, version: _Version, label: str) -> _Version:
+        fixed = await check_and_fix_leakage(self.wf, version.script, name=label)
+        if fixed.content == version.script.content:
+            return version
+        return _Version(fixed, self.record(fixed, origin="leakage_fix", parents=[version.script_id]))
 
-    requested_id = _record(wf, solution, origin=origin, parents=parents, detail=detail)
-    current, current_id = solution, requested_id
-    versions = [requested_id]
+    async def fix_checked(self, version: _Version, attempt: int) -> _Version:
+        return await self.leakage_checked(version, f"{self.name}/debug-{attempt}")
 
-    async def checked(script: SolutionScript, script_id: str, label: str) -> tuple[SolutionScript, str]:
-        if policy.leakage_check == "never":
-            return script, script_id
-        fixed = await check_and_fix_leakage(wf, script, name=label)
-        if fixed.content == script.content:
-            return script, script_id
-        fixed_id = _record(wf, fixed, origin="leakage_fix", parents=[script_id])
-        versions.append(fixed_id)
-        return fixed, fixed_id
-
-    if policy.leakage_check == "before_run":  # else the caller checked exactly this script, or none is due
-        current, current_id = await checked(current, current_id, name)
-    eval_ids: list[str] = []
-    ran: dict[tuple[str, str, str], EvaluationCompleted] = wf.shared(RAN_KEY, dict)
-
-    async def run(script_id: str, eval_name: str) -> EvaluationCompleted:
-        earlier = ran.get((wf.scope, script_id, purpose))
+    async def evaluate(self, version: _Version, eval_name: str) -> _Version:
+        """Run a version, or reuse its clean run in this scope (``RAN_KEY``)."""
+        wf, purpose, key = self.wf, self.policy.purpose, (self.wf.scope, version.script_id, self.policy.purpose)
+        earlier = self.ran.get(key)
         if earlier is not None:
             info(wf, "this script was evaluated before in this scope; its result is reused",
-                 solution_id=script_id, eval_id=earlier.effect_id)
+                 solution_id=version.script_id, eval_id=earlier.effect_id)
             done = earlier
         else:
-            done = await wf.evaluate(script_id, name=eval_name, purpose=purpose, timeout_s=time_left(),
-                                     expect_submission=expect_submission, cores=policy.cores)
+            done = await wf.evaluate(version.script_id, name=eval_name, purpose=purpose, timeout_s=self.time_left(),
+                                     expect_submission=self.policy.expect_submission, cores=self.policy.cores)
             if not done.result.is_error:
-                ran[(wf.scope, script_id, purpose)] = done
-        eval_ids.append(done.effect_id)
-        return done
+                self.ran[key] = done
+        self.eval_ids.append(done.effect_id)
+        return replace(version, done=done)
 
-    done = await run(current_id, f"{name}/eval")
-    attempts = 0
-    while done.result.is_error and attempts < attempts_allowed and not overdue():
-        attempts += 1
-        fixed = await debug_once(wf, current, bug_text(done.result, timeout_s), name=f"{name}/debug-{attempts}")
+    # --- DebugSteps ---------------------------------------------------------------------------
+
+    def failed(self, version: _Version) -> bool:
+        assert version.done is not None
+        return version.done.result.is_error
+
+    async def fix(self, version: _Version, attempt: int) -> _Version | None:
+        assert version.done is not None
+        fixed = await debug_once(self.wf, version.script, bug_text(version.done.result, self.policy.timeout_s),
+                                 name=f"{self.name}/debug-{attempt}")
         if fixed is None:
-            break
-        fixed_id = _record(wf, fixed, origin="debug", parents=[current_id], detail={"attempt": attempts})
-        versions.append(fixed_id)
-        if overdue():  # a fix that arrives after the deadline stays on record but never runs
-            break
-        checked_fix, checked_id = await checked(fixed, fixed_id, f"{name}/debug-{attempts}")
-        if overdue():
-            break
-        current, current_id = checked_fix, checked_id
-        done = await run(current_id, f"{name}/eval-{attempts}")
-        info(wf, "debug attempt evaluated", attempt=attempts, ok=not done.result.is_error)
+            return None
+        return _Version(fixed, self.record(fixed, origin="debug", parents=[version.script_id],
+                                           detail={"attempt": attempt}))
 
-    result = done.result
+    async def run(self, version: _Version, attempt: int, previous: _Version) -> _Version:
+        ran = await self.evaluate(version, f"{self.name}/eval-{attempt}")
+        info(self.wf, "debug attempt evaluated", attempt=attempt, ok=not self.failed(ran))
+        return ran
+
+
+def _conclude(wf: Workflow, tries: _Attempts, last: _Version, attempts: int, requested_id: str,
+              fallback: SolutionScript | None) -> Evaluated:
+    """The version kept (the last that ran, or ``fallback`` when that still fails) and the one
+    SolutionEvaluated decision naming it."""
+    assert last.done is not None
+    done, result = last.done, last.done.result
     if result.is_error and fallback is not None and fallback.is_executable and fallback.score is not None:
         warn(wf, "still failing after debugging; falling back to the last executable version (REQ-SF-008)",
              attempts=attempts)
         kept_id = _record(wf, fallback, origin="fallback", parents=[])
         kept, fell_back = fallback, True
     else:
-        kept_id, fell_back = current_id, False
-        kept = with_score(current, None if result.is_error else result.score, executable=not result.is_error)
+        kept_id, fell_back = last.script_id, False
+        kept = with_score(last.script, None if result.is_error else result.score, executable=not result.is_error)
     # A fallback (Phase 1's s_0, finalization's validation solution) keeps the score of an earlier
     # evaluation, whose rows a SolutionScript does not carry: taken as every row. Only a Phase 3
     # round cuts its rows, and one is finalized only when nothing scored on every row beat it.
     rows = None if fell_back or kept.score is None else done.scored_rows
     groups = None if fell_back or kept.score is None else done.score_groups
     wf.record(SolutionEvaluated(solution_id=kept_id, requested_solution_id=requested_id, score=kept.score,
-                                is_executable=kept.is_executable, purpose=purpose, eval_ids=eval_ids,
-                                scored_rows=rows))
+                                is_executable=kept.is_executable, purpose=tries.policy.purpose,
+                                eval_ids=tries.eval_ids, scored_rows=rows))
     if not fell_back and not result.is_error and done.submission is not None and done.submission.valid:
         _valid_submissions(wf)[kept_id] = done.submission
     if groups is not None:   # read by id where a step weighs its gain (replaces_incumbent)
         _score_groups(wf)[kept_id] = groups
     return Evaluated(solution=kept, solution_id=kept_id, result=result, submission=done.submission,
-                     fell_back=fell_back, debug_attempts=attempts, versions=versions, scored_rows=rows)
+                     fell_back=fell_back, debug_attempts=attempts, versions=tries.versions, scored_rows=rows)
 
 
 def _valid_submissions(wf: Workflow) -> dict[str, SubmissionInfo]:

@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 from events.agent_outputs import DataContaminationResult
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted, SubmissionInfo
-from events.domain import AgentType, SolutionPhase, SolutionScript
+from events.enums import AgentType, SolutionPhase
 from events.phase3 import (
     ContaminationChecked,
     FinalizationFellBack,
@@ -53,9 +53,9 @@ from events.phase3 import (
     SubmissionProduced,
     SubsamplingRemoved,
 )
+from events.values import SolutionScript
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, Evaluated, bug_text, evaluate_with_retry
-from handlers.futures import Cancelled
 from handlers.prompts import fenced_blocks
 from handlers.safety import debug_once
 from handlers.timebudget import Window
@@ -113,20 +113,16 @@ async def finalize_within(wf: Workflow, window: Window, solution: SolutionScript
     fwf = wf.within(window.deadline)
     task = wf.spawn(run_finalization(fwf, solution, score, deadline_s=window.soft_end_s,
                                      validation_submission=validation_submission), name="finalization")
-    timer = wf.spawn(wf.sleep_until(window.end_s, name="deadline/finalization"), name="timer")
-    if await wf.first(task, timer) == 0:
-        wf.cancel(timer, "finalization finished before its deadline")
+    guard = wf.guard(window.end_s, "finalization")
+    if await guard.first(task) == 0:
+        guard.stand_down("finalization finished before its deadline")
         try:
             return await task
         except DeadlineReached as exc:
             why = f"finalization reached its hard end: {exc}"
     else:
         why = f"the time limit ({window.end_s:.0f} s) was reached during finalization"
-        wf.cancel(task, why)
-        try:
-            await task
-        except Cancelled:
-            pass
+        await wf.cut([task], why)
     fwf = wf.at("final")
     validation = solution.model_copy(update={"score": score})
     outcome = fall_back(fwf, validation, why, None)

@@ -54,10 +54,22 @@ def search_money_short(limit_usd: float, spent_usd: float, agent_calls: int) -> 
     return search_budget_usd(limit_usd, spent_usd, agent_calls) - spent_usd < max(0.05 * limit_usd, 2 * mean)
 
 
+def search_share_spent(limit_usd: float, spent_usd: float, agent_calls: int) -> bool:
+    """The search has spent its share of the budget (``search_budget_usd``)."""
+    return spent_usd >= search_budget_usd(limit_usd, spent_usd, agent_calls)
+
+
+def stop_ends_search(limit_usd: float, spent_usd: float, agent_calls: int, budget_stops: int) -> bool:
+    """The budget-stop check both strategies make: a call was stopped for want of money
+    (``budget_stops``) and what is left of the search's share cannot pay a usual call
+    (``search_money_short``), so the search starts no new work."""
+    return budget_stops > 0 and search_money_short(limit_usd, spent_usd, agent_calls)
+
+
 def budget_stopped(reply: Any) -> bool:
     """Whether an agent reply is a stop for want of money rather than a failure."""
     return isinstance(reply, AgentCallFailed) and reply.stop == "budget"
 
 
 __all__ = ["FINALIZATION_RESERVE_CALLS", "FINALIZATION_RESERVE_FRACTION", "LEAST_CALL_USD", "budget_stopped",
-           "least_budget_usd", "search_budget_usd", "search_money_short"]
+           "least_budget_usd", "search_budget_usd", "search_money_short", "search_share_spent", "stop_ends_search"]

@@ -13,6 +13,7 @@ from random import Random  # pure-ok: seeded per run and effect; the global RNG 
 from typing import Any, Protocol, TypeVar
 
 from events.base import EffectRequest, Event
+from events.config import PipelineConfig
 from events.context import RunContext
 from events.core import (
     AgentCallCompleted,
@@ -26,11 +27,11 @@ from events.core import (
     TimerFired,
     TimerRequested,
 )
-from events.domain import PipelineConfig, SolutionScript
+from events.values import SolutionScript
 from handlers import patches
 from handlers.agent_failures import FailureStreak
 from handlers.deadline import UNBOUNDED, Deadline, DeadlineReached
-from handlers.futures import Task, _Future, _Wake
+from handlers.futures import Cancelled, Task, _Future, _Wake
 from handlers.money_watch import MoneyWatch
 from handlers.timebudget import FinalizeAt, Measured
 
@@ -199,7 +200,7 @@ class Workflow:
 
     def record_solution(self, content: str, **fields: Any) -> str:
         """Record a script once (content-addressed) and return its id."""
-        from events.domain import solution_id_of
+        from events.values import solution_id_of
 
         sid = solution_id_of(content)
         # Once per scope, not once per run: if two concurrent paths write the same script, which
@@ -282,6 +283,52 @@ class Workflow:
 
     def cancel(self, task: Task, reason: str) -> None:
         self._rt.cancel(task, reason, self.scope)
+
+    def guard(self, at_s: float, name: str) -> Guard:
+        """A guard timer at driven time ``at_s`` (its effect: ``deadline/<name>``) to race work
+        against: see :class:`Guard`."""
+        return Guard(self, at_s, name)
+
+    async def cut(self, tasks: list[Task], reason: str, *,
+                  tolerate: type[BaseException] = Cancelled) -> None:
+        """Cancel ``tasks`` and wait until each has unwound, so every unit of work in them has
+        recorded what it keeps before the caller reads it; what they raise while unwinding is
+        ignored when it is a ``tolerate`` (by default the cancellation itself)."""
+        for task in tasks:
+            self.cancel(task, reason)
+        for task in tasks:
+            try:
+                await task
+            except tolerate:
+                pass
+
+
+class Guard:
+    """The one way work is raced against a deadline: a timer task that fires at ``at_s``.
+
+    ``first(*tasks)`` waits for whichever comes first, a task or the timer. When a task wins, the
+    caller either ``stand_down``s the timer (cancels it, naming why) or keeps racing the other
+    tasks against it; when the timer wins, the caller cancels the work (``Workflow.cut``, or
+    ``Workflow.cancel`` when it must not wait for the work to unwind). The timer is a child of
+    the task that made the guard, so cancelling that task cancels its timer too.
+    """
+
+    def __init__(self, wf: Workflow, at_s: float, name: str) -> None:
+        self._wf = wf
+        self.timer = wf.spawn(wf.sleep_until(at_s, name=f"deadline/{name}"), name="timer")
+
+    async def first(self, *tasks: Task, after_timer: tuple[Task, ...] = ()) -> int | None:
+        """The index in ``tasks + after_timer`` of the first to finish, or None when the timer
+        fired first. On a tie the earliest in the order ``tasks``, the timer, ``after_timer`` wins."""
+        i = await self._wf.first(*tasks, self.timer, *after_timer)
+        if i == len(tasks):
+            return None
+        return i if i < len(tasks) else i - 1
+
+    def stand_down(self, reason: str) -> None:
+        """Cancel the timer (the work it guarded is over), unless it has fired already."""
+        if not self.timer.done:
+            self._wf.cancel(self.timer, reason)
 
 
 def jsonable(value: Any) -> Any:

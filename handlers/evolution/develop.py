@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from events.core import AgentCallCompleted, EvaluationCompleted, SubmissionInfo
-from events.domain import SolutionPhase
+from events.enums import SolutionPhase
 from events.evolution import DebugAttempted
 from events.score import usable
+from handlers.deadline import Deadline
+from handlers.debugloop import DebugRules, debug_loop
 from handlers.evaluation import bug_text
 from handlers.evolution.genes import parse_genes, structure_error
 from handlers.evolution.prompts import debug_request, review_request
@@ -108,34 +110,56 @@ async def check(wf: Workflow, version: Version, *, name: str, deadline_s: float)
 async def develop(wf: Workflow, code: str, *, step: int, phase: SolutionPhase, origin: str,
                   parent_solutions: list[str], detail: dict[str, Any], deadline_s: float) -> Outcome:
     """Run ``code`` through execution, the debug chain and (if it lives) review."""
-    prefix = f"step-{step}"
     sid = wf.record_solution(code, phase=phase, origin=origin, parents=parent_solutions, detail=detail)
-    current = await check(wf, Version(code=code, solution_id=sid), name=f"{prefix}/eval", deadline_s=deadline_s)
-    attempts = 0
-    while not current.ok and attempts < wf.config.max_chained_debug and wf.now < deadline_s:
-        attempts += 1
-        reply = await wf.agent(debug_request(
-            wf.effect_id(f"{prefix}/debug-{attempts}"), task_description=wf.start.task.description,
-            code=current.code, error=current.error, output=current.output, attempt=attempts))
-        fixed = usable_code(reply)
-        if fixed is None:
-            wf.record(DebugAttempted(step=step, attempt=attempts, input_solution_id=current.solution_id,
-                                     input_error=current.error[:500], output_solution_id=None, ok=False,
-                                     error="the debugger gave no code"))
-            break
-        fid = wf.record_solution(fixed, phase=phase, origin="evo_debug", parents=[current.solution_id],
-                                 detail={"step": step, "attempt": attempts})
-        previous = current
-        current = await check(wf, Version(code=fixed, solution_id=fid), name=f"{prefix}/eval-{attempts}",
-                              deadline_s=deadline_s)
-        wf.record(DebugAttempted(step=step, attempt=attempts, input_solution_id=previous.solution_id,
-                                 input_error=previous.error[:500], output_solution_id=fid, ok=current.ok,
-                                 error=current.error[:500]))
+    chain = _DebugChain(wf, step, phase, deadline_s)
+    first = await chain.check(Version(code=code, solution_id=sid), f"{chain.prefix}/eval")
+    # The search's recorded runs ran a fix that came back after the deadline and checked none for
+    # leakage: a replay asks for what they asked (handlers.debugloop).
+    rules: DebugRules[Version] = DebugRules(attempts=wf.config.max_chained_debug, deadline=Deadline.at(deadline_s),
+                                            late_fixes_run=True)
+    current, attempts = await debug_loop(wf, chain, first, rules)
     if not current.ok:
         return Outcome(version=current, debug_attempts=attempts, dead=True, first_solution_id=sid)
     outcome = Outcome(version=current, debug_attempts=attempts, dead=False, first_solution_id=sid)
     await review(wf, outcome, step=step)
     return outcome
+
+
+class _DebugChain:
+    """A node's versions as the debug loop drives them (its ``DebugSteps``): attempt i gets the
+    code and the error and output of attempt i-1, and each attempt is a ``DebugAttempted``."""
+
+    def __init__(self, wf: Workflow, step: int, phase: SolutionPhase, deadline_s: float) -> None:
+        self.wf, self.step, self.phase, self.deadline_s = wf, step, phase, deadline_s
+        self.prefix = f"step-{step}"
+
+    async def check(self, version: Version, name: str) -> Version:
+        return await check(self.wf, version, name=name, deadline_s=self.deadline_s)
+
+    def failed(self, version: Version) -> bool:
+        return not version.ok
+
+    async def fix(self, version: Version, attempt: int) -> Version | None:
+        wf = self.wf
+        reply = await wf.agent(debug_request(
+            wf.effect_id(f"{self.prefix}/debug-{attempt}"), task_description=wf.start.task.description,
+            code=version.code, error=version.error, output=version.output, attempt=attempt))
+        fixed = usable_code(reply)
+        if fixed is None:
+            wf.record(DebugAttempted(step=self.step, attempt=attempt, input_solution_id=version.solution_id,
+                                     input_error=version.error[:500], output_solution_id=None, ok=False,
+                                     error="the debugger gave no code"))
+            return None
+        fid = wf.record_solution(fixed, phase=self.phase, origin="evo_debug", parents=[version.solution_id],
+                                 detail={"step": self.step, "attempt": attempt})
+        return Version(code=fixed, solution_id=fid)
+
+    async def run(self, version: Version, attempt: int, previous: Version) -> Version:
+        ran = await self.check(version, f"{self.prefix}/eval-{attempt}")
+        self.wf.record(DebugAttempted(step=self.step, attempt=attempt, input_solution_id=previous.solution_id,
+                                      input_error=previous.error[:500], output_solution_id=ran.solution_id,
+                                      ok=ran.ok, error=ran.error[:500]))
+        return ran
 
 
 async def review(wf: Workflow, outcome: Outcome, *, step: int) -> None:

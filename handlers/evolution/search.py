@@ -37,9 +37,10 @@ from collections.abc import Coroutine
 from typing import Any, Literal
 
 from events.core import PhaseCompleted, PhaseStarted
-from events.domain import PipelineError, SolutionScript
+from events.errors import PipelineError
 from events.evolution import EpochCompleted, EvolutionStopped, FinalNodeSelected, PhaseOneEnded
 from events.pipeline import WorkCut
+from events.values import SolutionScript
 from handlers.deadline import Deadline
 from handlers.evolution.journal import Journal, Node
 from handlers.evolution.profiles import evolve_profiles, seed_profiles
@@ -47,7 +48,7 @@ from handlers.evolution.steps import SOLUTION_PHASE, Phase, plan_step, run_step
 from handlers.evolution.summary import run_summary
 from handlers.finalization import finalize_within
 from handlers.futures import Cancelled, Task
-from handlers.money import search_budget_usd, search_money_short
+from handlers.money import search_share_spent, stop_ends_search
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven
 from handlers.timebudget import TimePlan
 from handlers.toolkit import info, warn
@@ -114,8 +115,8 @@ class Search:
             return "time_limit"
         cap = self.cfg.max_budget_usd
         spent, calls = self.wf.cost_usd, self.wf.agent_calls
-        if cap is not None and (spent >= search_budget_usd(cap, spent, calls)
-                                or (self.wf.budget_stops and search_money_short(cap, spent, calls))):
+        if cap is not None and (search_share_spent(cap, spent, calls)
+                                or stop_ends_search(cap, spent, calls, self.wf.budget_stops)):
             return "cost_limit"
         return None
 
@@ -132,7 +133,7 @@ class Search:
         deadline = self.deadline()
         swf = self.wf.within(deadline)
         assert deadline.hard_s is not None and deadline.soft_s is not None
-        guard = self.wf.spawn(self.wf.sleep_until(deadline.hard_s, name="deadline/search"), name="timer")
+        guard = self.wf.guard(deadline.hard_s, "search")
         while True:
             while launched < n_steps and len(running) < self.cfg.workers and not self.halt():
                 plan = plan_step(self.wf, self.journal, step=self.started, phase=phase,
@@ -144,11 +145,10 @@ class Search:
                 running.append(self.wf.spawn(self.timed_step(step) if self.timed else step,
                                              name=f"step-{plan.step}"))
             if not running:
-                if not guard.done:
-                    self.wf.cancel(guard, "the epoch ended before the search's deadline")
+                guard.stand_down("the epoch ended before the search's deadline")
                 return launched
-            i = await self.wf.first(*running, guard)
-            if i == len(running):
+            i = await guard.first(*running)
+            if i is None:
                 await self.cut(running)
                 return launched
             try:
@@ -164,13 +164,7 @@ class Search:
     async def cut(self, running: list[Task]) -> None:
         """The search's hard end came with steps in flight: cancel them (no node for them)."""
         names = [t.name for t in running]
-        for t in running:
-            self.wf.cancel(t, "the search's deadline (the finalize-now point) was reached")
-        for t in running:
-            try:
-                await t
-            except Cancelled:
-                pass
+        await self.wf.cut(running, "the search's deadline (the finalize-now point) was reached")
         running.clear()
         best = self.journal.best(only_valid=True)
         self.wf.record(WorkCut(unit="evolve", reason="the search's deadline (the finalize-now point) was reached",

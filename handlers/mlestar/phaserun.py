@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from events.core import Note, PhaseCompleted, PhaseStarted
-from events.domain import PipelineError
+from events.errors import PipelineError
 from events.pipeline import BudgetExhausted, BudgetWarning, DeadlineHit, PhaseBudgetAllocated
 from handlers.deadline import DeadlineReached
 from handlers.futures import Task
-from handlers.money import search_budget_usd, search_money_short
+from handlers.money import search_share_spent, stop_ends_search
 from handlers.timebudget import Window
 from handlers.workflow import Workflow
 
@@ -116,7 +116,7 @@ class Limits:
 
     def _stopped_short(self) -> bool:
         assert self.limit_usd is not None
-        return self.wf.budget_stops > 0 and search_money_short(self.limit_usd, self.wf.cost_usd, self.wf.agent_calls)
+        return stop_ends_search(self.limit_usd, self.wf.cost_usd, self.wf.agent_calls, self.wf.budget_stops)
 
     async def _warn_at(self, amount: float) -> None:
         spent = await self.wf.cost_reaches(amount)
@@ -130,7 +130,7 @@ class Limits:
         while True:  # the reserve follows the mean cost of a call: look again at every new spend
             spent = self.wf.cost_usd
             stopped = self.wf.money_out and self._stopped_short()
-            if stopped or spent >= search_budget_usd(self.limit_usd, spent, self.wf.agent_calls):
+            if stopped or search_share_spent(self.limit_usd, spent, self.wf.agent_calls):
                 break
             await self.wf.cost_reaches(spent + 1e-9, or_budget_stop=True)
         self.wf.record(BudgetExhausted(spent_usd=spent, limit_usd=self.limit_usd, phase=self.ledger.current))
@@ -176,14 +176,13 @@ class PhaseRace:
 
     async def wait(self, until_s: float) -> str:
         """Wait for the phase, the timer at ``until_s`` or the budget: "done" | "deadline" | "budget"."""
-        timer = self.wf.spawn(self.wf.sleep_until(until_s, name=f"deadline/{self.phase}"), name="timer")
-        contenders = [self.task, timer]
-        if self.limits is not None and self.limits.exhausted_task is not None:
-            contenders.append(self.limits.exhausted_task)
-        winner = await self.wf.first(*contenders)
-        if winner != 1:
-            self.wf.cancel(timer, f"{self.phase} finished before its deadline" if winner == 0 else "budget exhausted")
-        return ("done", "deadline", "budget")[winner]
+        guard = self.wf.guard(until_s, self.phase)
+        budget = self.limits.exhausted_task if self.limits is not None else None
+        winner = await guard.first(self.task, after_timer=() if budget is None else (budget,))
+        if winner is None:
+            return "deadline"
+        guard.stand_down(f"{self.phase} finished before its deadline" if winner == 0 else "budget exhausted")
+        return ("done", "budget")[winner]
 
     async def settle(self, how: str) -> Outcome:
         """Turn the race's verdict into an outcome; cancels the phase unless it finished."""
@@ -218,11 +217,7 @@ class PhaseRace:
         """Cancel the phase and wait until it has unwound, so every unit of work in it has
         recorded what it keeps (a Phase 2 path its own best, Phase 3 its rounds) before the
         caller reads it."""
-        self.wf.cancel(self.task, reason)
-        try:
-            await self.task
-        except Exception:
-            pass
+        await self.wf.cut([self.task], reason, tolerate=Exception)
 
     def _end(self, outcome: Outcome) -> Outcome:
         rec = self.ledger.end(self.wf, self.phase, outcome.status, outcome.error)

@@ -59,18 +59,11 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from events.domain import (
-    EnsembleAttempt,
-    FinalResult,
-    Phase1Result,
-    Phase2Result,
-    Phase3Result,
-    PipelineError,
-    SolutionScript,
-    solution_id_of,
-)
+from events.errors import PipelineError
 from events.pipeline import DeadlineHit, FallbackUsed, FinalizeNow, PhaseSkipped, WorkCut
+from events.results import EnsembleAttempt, FinalResult, Phase1Result, Phase2Result, Phase3Result
 from events.score import Ties
+from events.values import SolutionScript, solution_id_of
 from handlers.deadline import Deadline, DeadlineReached
 from handlers.evaluation import submission_of
 from handlers.finalization import record_own_submission, run_finalization
@@ -261,15 +254,15 @@ class Pipeline:
         sid = pwf.record_solution(solution.content, phase=solution.phase, origin="phase1_best", parents=[],
                                   source_model=solution.source_model)
         task = wf.spawn(checks(pwf, solution, sid, score, end), name="phase1-checks")
-        timer = wf.spawn(wf.sleep_until(end, name="deadline/phase1-checks"), name="timer")
-        if await wf.first(task, timer) == 0:
-            wf.cancel(timer, "Phase 1 checks finished")
+        guard = wf.guard(end, "phase1-checks")
+        if await guard.first(task) == 0:
+            guard.stand_down("Phase 1 checks finished")
             try:
                 checked, _, checked_score = await task
                 return checked, checked_score
             except DeadlineReached:
                 pass
-        else:
+        else:  # not waited for: the version before the checks is kept whatever they leave
             wf.cancel(task, "Phase 1's window ended during its checks")
         warn(wf, "Phase 1's safety checks did not fit in its window", phase="phase1")
         return solution, score
