@@ -29,7 +29,7 @@ from events.agent_outputs import (
     RetrieverOutput,
     output_format_for,
 )
-from events.domain import AgentType
+from events.enums import AgentType
 
 ModelAlias = Literal["sonnet", "opus", "haiku", "inherit"]
 

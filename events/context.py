@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from events.config import PipelineConfig
 from events.core import RunStarted
-from events.domain import PipelineConfig, TaskDescription
+from events.values import TaskDescription
 
 
 @dataclass(frozen=True)

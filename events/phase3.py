@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from events.agent_outputs import DataContaminationResult
 from events.base import Event, register, upcaster
 from events.core import SubmissionInfo
-from events.domain import EnsembleAttempt, Phase3Result, SolutionScript
+from events.results import EnsembleAttempt, Phase3Result
+from events.values import SolutionScript
 
 # --- Phase 3 ----------------------------------------------------------------------------------
 

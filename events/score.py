@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
 
-from events.domain import MetricDirection
+from events.enums import MetricDirection
 
 T = TypeVar("T")
 

@@ -35,7 +35,7 @@ from events.core import (
     RunStarted,
     SolutionRecorded,
 )
-from events.domain import PipelineError
+from events.errors import PipelineError
 from events.spend import AgentSpendRecorded
 from handlers.agent_failures import STOP_REASON, AgentFailingRepeatedly, FailureStreak
 from handlers.futures import Cancelled, Task, _Future, _Wake

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from events.agent_outputs import LeakageDetectionOutput
 from events.core import AgentCallCompleted
-from events.domain import AgentType, SolutionScript
+from events.enums import AgentType
+from events.values import SolutionScript
 from handlers.prompts import DATA_ALL_USED, extract_code_block
 from handlers.toolkit import ask, code_of, info, looks_like_code, warn
 from handlers.workflow import Workflow

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from events.domain import PipelineConfig
+from events.config import PipelineConfig
 from handlers.deadline import Deadline
 from handlers.timebudget import Measured
 

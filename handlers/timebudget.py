@@ -89,7 +89,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from events.domain import EvaluationResult, PhaseTimeBudget, PipelineConfig
+from events.config import PhaseTimeBudget, PipelineConfig
+from events.values import EvaluationResult
 from handlers.deadline import Deadline
 from handlers.script_lines import usable_estimate
 

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from events.core import AgentCallCompleted, AgentCallFailed, Note
-from events.domain import AgentType, SolutionScript
+from events.enums import AgentType
 from events.score import Score
+from events.values import SolutionScript
 from handlers.deadline import MAX_EVAL_TIMEOUT_S, MIN_EVAL_TIMEOUT_S, Deadline
 from handlers.prompts import build_request, extract_code_block
 from handlers.workflow import Workflow

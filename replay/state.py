@@ -13,8 +13,8 @@ from typing import Any
 from events.base import Envelope
 from events.context import RunContext
 from events.core import RunStarted
-from events.domain import TaskDescription
 from events.score import Score, usable
+from events.values import TaskDescription
 from replay.best import BestEvaluated
 from replay.meter import AGENT_RESULTS, SPEND_RECORDED, SpendMeter
 

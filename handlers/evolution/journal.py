@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from events.core import SolutionRecorded, SubmissionInfo
-from events.domain import MetricDirection
+from events.enums import MetricDirection
 from events.evolution import NodeAppended
 from events.score import Score
 from handlers.evolution.genes import Genes, parse_genes

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from events.core import AgentCallCompleted
-from events.domain import MetricDirection
+from events.enums import MetricDirection
 from events.evolution import ProfilesEvolved
 from events.score import Score, Ties
 from handlers.evolution.journal import FITNESS, Journal, Node

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from events.core import AgentCallCompleted, AgentCallRequested, SolutionEvaluated
-from events.domain import SolutionPhase
+from events.enums import SolutionPhase
 from events.evolution import (
     DegenerationFixed,
     GenePlanChosen,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from events.domain import PipelineConfig
+from events.config import PipelineConfig
 from handlers.evolution.journal import FITNESS, Journal, Node
 
 

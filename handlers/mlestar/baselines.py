@@ -9,7 +9,7 @@ with ``mle-star``'s on the same task and seed is the honest measure of what the 
 from __future__ import annotations
 
 from events.core import PhaseCompleted, PhaseStarted
-from events.domain import PipelineError
+from events.errors import PipelineError
 from handlers.finalization import run_finalization
 from handlers.mlestar.phase1 import generate_candidate, rank_candidates, retrieve_models
 from handlers.toolkit import score_rule

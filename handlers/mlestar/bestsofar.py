@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from events.base import Event
 from events.core import SolutionEvaluated
-from events.domain import SolutionScript
 from events.phase1 import CandidateEvaluated, MergeDecided
 from events.score import Score
+from events.values import SolutionScript
 from handlers.workflow import Workflow
 from replay.best import BestEvaluated
 

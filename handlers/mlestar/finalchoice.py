@@ -26,9 +26,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from events.domain import EnsembleAttempt, Phase3Result, PipelineError, SolutionScript
+from events.errors import PipelineError
 from events.phase3 import Phase3Outcome
+from events.results import EnsembleAttempt, Phase3Result
 from events.score import Score, Ties
+from events.values import SolutionScript
 from handlers.mlestar.phase3 import best_index
 
 

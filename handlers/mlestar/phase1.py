@@ -33,10 +33,13 @@ from __future__ import annotations
 from events.agent_outputs import RetrievedModel, RetrieverOutput
 from events.base import Event
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
-from events.domain import AgentType, EvaluationResult, Phase1Result, PipelineError, SolutionPhase, SolutionScript
+from events.enums import AgentType, SolutionPhase
+from events.errors import PipelineError
 from events.phase1 import CandidateEvaluated, CandidatesRanked, MergeDecided, ModelsRetrieved, SafetyCheckApplied
 from events.pipeline import WorkCut
+from events.results import Phase1Result
 from events.score import Score
+from events.values import EvaluationResult, SolutionScript
 from handlers.deadline import Deadline
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry, replaces_incumbent
 from handlers.futures import Task

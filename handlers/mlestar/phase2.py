@@ -44,14 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
-from events.domain import (
-    AgentType,
-    CodeBlock,
-    Phase2Result,
-    PipelineError,
-    SolutionPhase,
-    SolutionScript,
-)
+from events.enums import AgentType, SolutionPhase
+from events.errors import PipelineError
 from events.phase2 import (
     AblationSummarized,
     BlockExtracted,
@@ -60,7 +54,9 @@ from events.phase2 import (
     PathFailed,
 )
 from events.pipeline import WorkCut
+from events.results import Phase2Result
 from events.score import Ties
+from events.values import CodeBlock, SolutionScript
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, evaluate_with_retry
 from handlers.futures import Cancelled

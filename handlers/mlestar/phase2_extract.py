@@ -10,8 +10,9 @@ from typing import Any
 
 from events.agent_outputs import ExtractorOutput
 from events.core import AgentCallCompleted
-from events.domain import AgentType, SolutionScript
+from events.enums import AgentType
 from events.phase2 import BlockMatch
+from events.values import SolutionScript
 from handlers.mlestar.phase2_inner import locate_block
 from handlers.prompts import build_request, extract_code_block
 from handlers.toolkit import AgentReply, info, warn

@@ -33,16 +33,11 @@ from collections.abc import Callable
 from typing import Literal
 
 from events.core import AgentCallCompleted
-from events.domain import (
-    AgentType,
-    CodeBlock,
-    InnerLoopResult,
-    RefinementAttempt,
-    SolutionPhase,
-    SolutionScript,
-)
+from events.enums import AgentType, SolutionPhase
 from events.phase2 import RefinementAttempted
+from events.results import InnerLoopResult, RefinementAttempt
 from events.score import usable
+from events.values import CodeBlock, SolutionScript
 from handlers.evaluation import EvalPolicy, evaluate_with_retry, replaces_incumbent
 from handlers.prompts import extract_code_block
 from handlers.step_policy import INNER_CAP_FACTOR, StepTimer, room_for_another

@@ -43,15 +43,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
-from events.domain import (
-    AgentType,
-    EnsembleAttempt,
-    PipelineError,
-    SolutionPhase,
-    SolutionScript,
-)
+from events.enums import AgentType, SolutionPhase
+from events.errors import PipelineError
 from events.phase3 import EnsemblePlanned, EnsembleRoundCompleted, EnsembleSelected, Phase3Outcome, RoundStatus
+from events.results import EnsembleAttempt
 from events.score import Score, Ties, usable
+from events.values import SolutionScript
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from events.agents import VARIANT_ALIASES
-from events.domain import AgentType
+from events.enums import AgentType
 from handlers.prompts import text_final, text_phase1, text_phase2, text_phase3, text_safety
 from handlers.prompts.template import PromptTemplate
 

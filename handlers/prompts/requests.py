@@ -12,7 +12,7 @@ from typing import Any
 
 from events.agents import agent_config_for
 from events.core import AgentCallRequested
-from events.domain import AgentType
+from events.enums import AgentType
 from handlers.prompts.registry import DEFAULT_REGISTRY, PromptRegistry
 
 

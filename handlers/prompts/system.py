@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from events.domain import MetricDirection, TaskDescription
+from events.enums import MetricDirection
+from events.values import TaskDescription
 
 PERSONA = (
     "You are a Kaggle grandmaster: an expert in machine learning, data science and competitive "

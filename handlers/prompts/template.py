@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from events.domain import AgentType
+from events.enums import AgentType
 from handlers.prompts.formatting import DERIVATIONS, render_value
 
 

@@ -4,7 +4,7 @@ contamination check (Fig 28). Our own wording."""
 
 from __future__ import annotations
 
-from events.domain import AgentType
+from events.enums import AgentType
 from handlers.prompts.fragments import CODE_ANSWER, NO_DUMMY_VARIABLES
 from handlers.prompts.template import PromptTemplate
 

@@ -5,7 +5,7 @@ Our own wording of what each paper figure asks for; variable names follow the sp
 
 from __future__ import annotations
 
-from events.domain import AgentType
+from events.enums import AgentType
 from handlers.prompts.fragments import CODE_ANSWER, SCRIPT_RULES
 from handlers.prompts.template import PromptTemplate
 

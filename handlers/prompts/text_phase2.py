@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from events.domain import AgentType
+from events.enums import AgentType
 from handlers.prompts.fragments import BLOCK_ANSWER, KEEP_SUBSAMPLING, NO_DUMMY_VARIABLES, SCORE_LINE
 from handlers.prompts.template import PromptTemplate
 

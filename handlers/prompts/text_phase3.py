@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from events.domain import AgentType
+from events.enums import AgentType
 from handlers.prompts.fragments import CODE_ANSWER, SCORE_LINE
 from handlers.prompts.template import PromptTemplate
 

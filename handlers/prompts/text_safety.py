@@ -4,7 +4,7 @@ data usage (Fig 22). Our own wording; the few exact sentences the spec requires 
 
 from __future__ import annotations
 
-from events.domain import AgentType
+from events.enums import AgentType
 from handlers.prompts.fragments import CODE_ANSWER, KEEP_SUBSAMPLING, SCORE_LINE
 from handlers.prompts.template import PromptTemplate
 
