@@ -41,7 +41,7 @@ MIN_CALL_USD = 0.0001
 FLOOR_FRACTION = 0.05
 
 
-class BudgetExhausted(Exception):
+class OutOfBudget(Exception):
     """No money left for another call; the message says how much was spent of what."""
 
 
@@ -55,7 +55,7 @@ class BudgetLedger:
     known_cost_usd: float = 0.0
 
     def reserve(self, effect_id: str, *, finalization: bool = False) -> float | None:
-        """The cap for the call ``effect_id`` (None: no budget set). Raises BudgetExhausted."""
+        """The cap for the call ``effect_id`` (None: no budget set). Raises OutOfBudget."""
         if self.limit_usd is None:
             return None
         self.reserved.pop(effect_id, None)  # a retried call replaces its own reservation
@@ -69,7 +69,7 @@ class BudgetLedger:
             room = min(room, free / 4)
         cap = max(free - room, min(free, share))
         if cap < MIN_CALL_USD:
-            raise BudgetExhausted(
+            raise OutOfBudget(
                 f"run budget exhausted: ${self.spent_usd:.4f} spent and ${sum(self.reserved.values()):.4f} held by "
                 f"{others} call(s) in flight, of max_budget_usd ${self.limit_usd:g}"
                 + ("" if finalization else f" (the search may spend ${ceiling:.4f} of it; the rest is finalization's)"))

@@ -24,7 +24,7 @@ from typing import Any
 import structlog
 
 from engine.agents.base import AgentBackend, AgentContext
-from engine.agents.ledger import BudgetExhausted, BudgetLedger, budget_stop
+from engine.agents.ledger import BudgetLedger, OutOfBudget, budget_stop
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
 from events.spend import AgentSpendRecorded
 from replay.state import PipelineState
@@ -118,7 +118,7 @@ class AgentExecutor:
         scope = s.pending[request.effect_id].scope if request.effect_id in s.pending else "run"
         try:
             cap = ledger.reserve(request.effect_id, finalization=scope.split("/")[0] == "final")
-        except BudgetExhausted as exc:
+        except OutOfBudget as exc:
             log.warning("agent_call_refused", effect_id=request.effect_id, reason=str(exc))
             return AgentCallFailed(effect_id=request.effect_id, error=f"budget stop: {exc}", attempts=0, cost_usd=0.0,
                                    stop="budget")

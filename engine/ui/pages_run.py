@@ -13,7 +13,7 @@ from engine.audit.lineage import Lineage
 from engine.audit.report_sections import Section, facts, kpis, load_lineage, run_sections
 from engine.audit.runlog import RunLog, fmt_score, short
 from engine.ui.layout import card, page, run_href, solution_href, status_pill
-from engine.ui.source import Driver
+from engine.ui.source import LeaseHolder
 from events.base import Envelope
 
 SECTION_LIMIT = 150   # lineage steps and notes on a page: the nearest / latest (the report has them all)
@@ -52,7 +52,7 @@ def in_flight(log: RunLog) -> str:
     return f'<p class="caption">In flight ({len(pending)}):</p><ul class="small">{items}{more}</ul>'
 
 
-def driver_line(log: RunLog, driver: Driver | None, db: str) -> str:
+def driver_line(log: RunLog, driver: LeaseHolder | None, db: str) -> str:
     """Who drives a running run; a run the log calls running whose driver is gone crashed or was
     killed (nothing recorded why): it says so, and how to go on."""
     if log.state.status != "running":
@@ -65,13 +65,13 @@ def driver_line(log: RunLog, driver: Driver | None, db: str) -> str:
             f'<code>engine resume {escape(log.run_id)}{escape(_db_arg(db))}</code>.</p>')
 
 
-def _dead_here(driver: Driver) -> bool:
+def _dead_here(driver: LeaseHolder) -> bool:
     from store.leases import pid_alive
 
     return driver.host == socket.gethostname() and not pid_alive(driver.pid)
 
 
-def summary(log: RunLog, lineage: Lineage | None, db: str, driver: Driver | None) -> str:
+def summary(log: RunLog, lineage: Lineage | None, db: str, driver: LeaseHolder | None) -> str:
     return (advice(log, db) + f'<div id="run-driver">{driver_line(log, driver, db)}</div>' + kpis(log, lineage)
             + in_flight(log) + facts(log, lineage))
 
@@ -150,7 +150,7 @@ def _heading(log: RunLog) -> tuple[str, str, str, str]:
     return status_pill(s.status), escape(s.current_phase or "-"), escape(best), str(s.events)
 
 
-def run_page(log: RunLog, *, label: str, db: str, driver: Driver | None) -> str:
+def run_page(log: RunLog, *, label: str, db: str, driver: LeaseHolder | None) -> str:
     s = log.state
     task = str((s.task or {}).get("competition_id", ""))
     sections, lineage = _sections(log)
@@ -167,7 +167,7 @@ def run_page(log: RunLog, *, label: str, db: str, driver: Driver | None) -> str:
                 label=label, eyebrow="run", heading=heading)
 
 
-def run_patch(log: RunLog, after: int, *, db: str, driver: Driver | None) -> dict[str, object] | None:
+def run_patch(log: RunLog, after: int, *, db: str, driver: LeaseHolder | None) -> dict[str, object] | None:
     """Everything that changed since ``after``: the sections re-rendered, the new events on top."""
     s = log.state
     if s.last_seq <= after:

@@ -39,7 +39,7 @@ class Head:
 
 
 @dataclass(frozen=True)
-class Driver:
+class LeaseHolder:
     """The run's lease as recorded: which process drives it, and for how long its lease holds."""
 
     pid: int
@@ -52,7 +52,7 @@ class LogSource(Protocol):
 
     def heads(self) -> dict[str, Head]: ...
 
-    def driver(self, run_id: str) -> Driver | None: ...
+    def driver(self, run_id: str) -> LeaseHolder | None: ...
 
     def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]: ...
 
@@ -84,9 +84,9 @@ class SQLiteSource:
         rows = self._query("SELECT run_id, created_at, strategy, task, head_seq FROM runs ORDER BY created_at")
         return {r[0]: Head(*r) for r in rows}
 
-    def driver(self, run_id: str) -> Driver | None:
+    def driver(self, run_id: str) -> LeaseHolder | None:
         rows = self._query("SELECT pid, host, expires_at FROM leases WHERE run_id=?", (run_id,))
-        return Driver(int(rows[0][0]), str(rows[0][1]), float(rows[0][2]) - time.time()) if rows else None
+        return LeaseHolder(int(rows[0][0]), str(rows[0][1]), float(rows[0][2]) - time.time()) if rows else None
 
     def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]:
         if not self._query("SELECT 1 FROM runs WHERE run_id=?", (run_id,)):
@@ -149,10 +149,10 @@ class PostgresSource:
         rows = self._query("SELECT run_id, created_at, strategy, task, head_seq FROM runs ORDER BY created_at")
         return {r[0]: Head(r[0], r[1], r[2], r[3], int(r[4])) for r in rows}
 
-    def driver(self, run_id: str) -> Driver | None:
+    def driver(self, run_id: str) -> LeaseHolder | None:
         rows = self._query("SELECT pid, host, expires_at - extract(epoch from clock_timestamp())::double precision "
                            "FROM leases WHERE run_id=%s", (run_id,))
-        return Driver(int(rows[0][0]), str(rows[0][1]), float(rows[0][2])) if rows else None
+        return LeaseHolder(int(rows[0][0]), str(rows[0][1]), float(rows[0][2])) if rows else None
 
     def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]:
         if not self._query("SELECT 1 FROM runs WHERE run_id=%s", (run_id,)):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.agents.ledger import MIN_CALL_USD, BudgetExhausted, BudgetLedger, budget_stop
+from engine.agents.ledger import MIN_CALL_USD, BudgetLedger, OutOfBudget, budget_stop
 from events.core import AgentCallCompleted, AgentCallFailed
 from handlers.money import search_budget_usd
 
@@ -41,7 +41,7 @@ def test_a_lone_call_gets_three_quarters_of_what_is_free_even_when_calls_cost_a_
 
 def test_finalization_may_use_the_reserve_the_search_may_not():
     ledger = BudgetLedger(1.0, slots=1, spent_usd=0.9)
-    with pytest.raises(BudgetExhausted, match=r"max_budget_usd \$1 .*finalization's"):
+    with pytest.raises(OutOfBudget, match=r"max_budget_usd \$1 .*finalization's"):
         ledger.reserve("phase2/path-0/t0/coder")
     assert ledger.reserve("final/test", finalization=True) == pytest.approx(0.1)
 
@@ -61,7 +61,7 @@ def test_calls_in_flight_never_hold_more_than_is_free(limit, slots, steps):
                            - ledger.spent_usd - sum(ledger.reserved.values()))
             try:
                 cap = ledger.reserve(f"call-{n}")
-            except BudgetExhausted:
+            except OutOfBudget:
                 assert min(free_before, ledger.share_usd()) < MIN_CALL_USD  # refused only when nothing fits
                 continue
             n += 1
