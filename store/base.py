@@ -134,7 +134,12 @@ class EventStore(Protocol):
     def release_lease(self, run_id: str, token: str) -> None: ...
 
     def verify_chain(self, run_id: str) -> ChainProblem | None:
-        """The first event whose stored bytes do not match the hash chain, or None."""
+        """The first event whose stored bytes do not match the hash chain, or None (every event read)."""
+        ...
+
+    def check_chain(self, run_id: str) -> ChainProblem | None:
+        """``verify_chain`` from the run's last verified head on (store.chain), recording the new head
+        when the chain is intact: what opening a run costs is what was appended since the last check."""
         ...
 
     def export_jsonl(self, run_id: str, out: IO[str]) -> int: ...

@@ -44,7 +44,7 @@ from store.base import (
     StoreError,
     StoreUnavailable,
 )
-from store.chain import first_chain_problem
+from store.chain import GENESIS, VERIFIED_HEAD_KEY, VerifiedHead, first_chain_problem
 from store.jsonl import read_jsonl, status_of, write_jsonl
 from store.leases import RELEASE_BUDGET_S, refuse_live_holder
 from store.pg_reconnect import Reconnector, reconnect_budget_from_env
@@ -258,15 +258,36 @@ class PostgresEventStore:
                 deadline = self._db.recover(exc, deadline)  # then read on from the first event not yet yielded
 
     def verify_chain(self, run_id: str) -> ChainProblem | None:
-        def check(conn: psycopg.Connection, _retried: bool) -> ChainProblem | None:
+        return self._chain_problem(run_id, GENESIS)[0]
+
+    def check_chain(self, run_id: str) -> ChainProblem | None:
+        """The chain from the run's last verified head on (store.chain); an intact chain's new head
+        is recorded, unless this role may not write (the next check then reads a little more)."""
+        key = VERIFIED_HEAD_KEY + run_id
+        rows = self._fetch("SELECT value FROM engine_meta WHERE key=%s", (key,))
+        start = VerifiedHead.decode(rows[0][0] if rows else None)
+        problem, head = self._chain_problem(run_id, start)
+        if problem is None and head != start:
+            try:
+                self._db.run(lambda conn, _retried: conn.execute(
+                    "INSERT INTO engine_meta(key, value) VALUES (%s,%s) ON CONFLICT (key) DO UPDATE "
+                    "SET value=EXCLUDED.value", (key, head.encode())))
+            except pg_errors.InsufficientPrivilege:  # a read-only role: nothing to keep it in
+                pass
+        return problem
+
+    def _chain_problem(self, run_id: str, start: VerifiedHead) -> tuple[ChainProblem | None, VerifiedHead]:
+        """The chain from ``start`` to the run's head, read in one snapshot, and that head."""
+        def check(conn: psycopg.Connection, _retried: bool) -> tuple[ChainProblem | None, VerifiedHead]:
             with conn.transaction(), conn.cursor() as cur:
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")  # the head and rows agree
                 head = conn.execute("SELECT head_seq, head_hash FROM runs WHERE run_id=%s", (run_id,)).fetchone()
                 if head is None:
                     raise RunNotFound(f"no run {run_id!r} in {self.label}; `engine runs` lists the runs")
                 cur.execute("SELECT seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, "
-                            "hash, result_of FROM events WHERE run_id=%s ORDER BY seq", (run_id,))
-                return first_chain_problem(run_id, cur, *head)
+                            "hash, result_of FROM events WHERE run_id=%s AND seq>=%s ORDER BY seq",
+                            (run_id, max(start.seq, 1)))
+                return first_chain_problem(run_id, cur, *head, start), VerifiedHead(*head)
 
         return self._db.run(check)
 

@@ -29,7 +29,7 @@ from store.base import (
     StorageTooNew,
     StoreError,
 )
-from store.chain import StoredRow, first_chain_problem
+from store.chain import GENESIS, VERIFIED_HEAD_KEY, StoredRow, VerifiedHead, first_chain_problem
 from store.jsonl import read_jsonl, status_of, write_jsonl
 from store.leases import take_lease
 from store.sealing import envelopes_from_rows, seal
@@ -266,27 +266,54 @@ class SQLiteEventStore:
     def verify_chain(self, run_id: str) -> ChainProblem | None:
         """A damaged page under the run's events is a problem at the first seq that cannot be read;
         damage to the run's own row (its head) raises StorageDamaged."""
-        info = self.get_run(run_id)
+        return self._chain_problem(run_id, GENESIS)[0]
+
+    def check_chain(self, run_id: str) -> ChainProblem | None:
+        """The chain from the run's last verified head on (store.chain); an intact chain's new head
+        is recorded, unless the database is read-only (the next check then reads a little more)."""
+        self.get_run(run_id)
         with self._faults(run_id):
-            cur = self.conn.execute(
-                # Text columns are read as bytes and decoded here: a tampered byte may leave invalid UTF-8,
-                # which sqlite3 would otherwise raise on while fetching (naming no seq).
+            row = self.conn.execute("SELECT value FROM engine_meta WHERE key=?",
+                                    (VERIFIED_HEAD_KEY + run_id,)).fetchone()
+        start = VerifiedHead.decode(row[0] if row else None)
+        problem, head = self._chain_problem(run_id, start)
+        if problem is None and head != start:
+            try:
+                self.conn.execute("INSERT OR REPLACE INTO engine_meta(key, value) VALUES (?,?)",
+                                  (VERIFIED_HEAD_KEY + run_id, head.encode()))
+            except sqlite3.Error:  # read-only (an immutable open, a read-only file): nothing to keep it in
+                pass
+        return problem
+
+    def _chain_problem(self, run_id: str, start: VerifiedHead) -> tuple[ChainProblem | None, VerifiedHead]:
+        """The chain from ``start`` to the run's head, read in one snapshot (a live driver may be
+        appending), and that head."""
+        self.get_run(run_id)
+        with self._faults(run_id):
+            self.conn.execute("BEGIN")
+            head_seq, head_hash = self.conn.execute("SELECT head_seq, head_hash FROM runs WHERE run_id=?",
+                                                    (run_id,)).fetchone()
+        read = _ReadUpTo(start.seq)
+        try:
+            # Text columns are read as bytes and decoded here: a tampered byte may leave invalid UTF-8,
+            # which sqlite3 would otherwise raise on while fetching (naming no seq).
+            read.cur = self.conn.execute(
                 "SELECT seq, CAST(type AS BLOB), version, CAST(scope AS BLOB), causation_seq, "
                 "CAST(recorded_at AS BLOB), CAST(payload AS BLOB), CAST(prev_hash AS BLOB), CAST(hash AS BLOB), "
-                "CAST(result_of AS BLOB) FROM events WHERE run_id=? ORDER BY seq", (run_id,)
-            )
-            head_hash = self.conn.execute("SELECT head_hash FROM runs WHERE run_id=?", (run_id,)).fetchone()[0]
-        read = _ReadUpTo(cur)
-        try:
-            return first_chain_problem(run_id, _decoded(read), info.last_seq, head_hash)
+                "CAST(result_of AS BLOB) FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
+                (run_id, max(start.seq, 1)))
+            problem = first_chain_problem(run_id, _decoded(read), head_seq, head_hash, start)
         except _NotUtf8 as bad:
-            return ChainProblem(bad.seq, "a stored text column is not valid UTF-8")
+            problem = ChainProblem(bad.seq, "a stored text column is not valid UTF-8")
         except sqlite3.Error as exc:
-            problem = translate(exc, self.path, run_id)
-            if not isinstance(problem, StorageDamaged):
-                raise problem from None
-            return ChainProblem(read.last_seq + 1, f"the database file is damaged here, unreadable from this "
-                                f"event on ({exc}); events 1-{read.last_seq} read whole", damaged=True)
+            error = translate(exc, self.path, run_id)
+            if not isinstance(error, StorageDamaged):
+                raise error from None
+            problem = ChainProblem(read.last_seq + 1, f"the database file is damaged here, unreadable from this "
+                                   f"event on ({exc}); events 1-{read.last_seq} read whole", damaged=True)
+        finally:
+            self._rollback()
+        return problem, VerifiedHead(head_seq, head_hash)
 
     # --- leases -----------------------------------------------------------------------------
 
@@ -358,11 +385,12 @@ class SQLiteEventStore:
 class _ReadUpTo:
     """A cursor's rows, remembering the last seq read (where a damaged file stopped reading)."""
 
-    def __init__(self, cur: sqlite3.Cursor) -> None:
-        self.cur = cur
-        self.last_seq = 0
+    def __init__(self, last_seq: int = 0) -> None:
+        self.cur: sqlite3.Cursor | None = None
+        self.last_seq = last_seq
 
     def __iter__(self) -> Iterator[tuple]:
+        assert self.cur is not None, "the query runs before the rows are read"
         for row in self.cur:
             self.last_seq = row[0]
             yield row

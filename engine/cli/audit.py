@@ -96,9 +96,10 @@ def rerun_cmd(run_id: str = typer.Argument(..., help="The recorded run to run ag
     """Run a recorded run again with the answers it recorded (replay backend), re-executing every
     evaluation, and name the first decision that differs. Exit 0 identical, 1 different."""
     from engine.audit.rerun import rerun
+    from store.chain import require_intact_chain
 
-    _load(db, run_id)
-    _, path = _open(db)
+    _, store, path = _load(db, run_id)
+    require_intact_chain(store, run_id, "rerun")
     outcome = rerun(path, run_id, new_run_id=new_run_id, strategy=strategy, strict=strict,
                     progress=None if json_out else (lambda msg: err.print(msg, highlight=False)))
     if json_out:

@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 the run failed or a check failed, 2 a usage or input error.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from engine.run.driver import EngineError
 from engine.run.strategies import StrategyError
 from replay.state import PipelineState, fold
 from store.base import EventStore, StoreError
+from store.chain import require_intact_chain
 
 if TYPE_CHECKING:
     from rich.status import Status  # the progress line's, imported by rich when it is shown
@@ -104,7 +106,7 @@ def _drive_and_report(store: Any, run_id: str, *, json_out: bool, backend: Any =
         if state.error:
             out.print(f"[red]error:[/] {state.error}")
         if state.status == "stopped":
-            out.print(f"resume with: engine resume {run_id}")
+            out.print(f"resume with: engine resume {shlex.quote(run_id)}", markup=False, highlight=False)
     if state.status != "completed":
         raise typer.Exit(1)
 
@@ -265,6 +267,7 @@ def replay(run_id: str, against: Path | None = typer.Option(None, "--against", h
         label = str(against)
     else:
         store, _ = _store(db)
+        require_intact_chain(store, run_id, "replayed")
         envelopes = list(store.read(run_id))
         label = f"run {run_id}"
     divergence, count = replay_log(envelopes)

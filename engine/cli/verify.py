@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from engine.cli.stores import open_db
 from store.base import ChainProblem, EventStore, StorageDamaged, StoreError
+from store.chain import describe_problem
 
 out = Console()
 err = Console(stderr=True)
@@ -49,8 +50,7 @@ def verify_cmd(run_id: str | None = typer.Argument(None, help="The run to check 
                 _print_sandbox_audit(store, run.run_id)
         else:
             failed = True
-            err.print(f"[red]TAMPERED[/]: run {run.run_id}: first bad event is seq {problem.seq}: "
-                      f"{escape(problem.reason)}", highlight=False)
+            err.print(escape(describe_problem(run.run_id, problem)), highlight=False, soft_wrap=True)
     if failed:
         raise typer.Exit(1)
 

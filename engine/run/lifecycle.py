@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from handlers.runtime import Runtime
 from handlers.step_policy import time_driven
 from replay.state import PipelineState, fold
 from store.base import EventStore, RunExists
+from store.chain import require_intact_chain
+from store.run_ids import check_run_id
 from store.sqlite import SQLiteEventStore
 
 if TYPE_CHECKING:  # the task loader (pandas) is imported only by the commands that load a task
@@ -219,7 +222,7 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
     # waited 21 s for the draft before it, and Phase 1 drafted nothing meanwhile). Its results are
     # committed as they finish, as its rules are tested (``tests.support.sim``).
     deterministic_order = deterministic_order and not time_driven(config)
-    run_id = run_id or new_run_id()
+    run_id = new_run_id() if run_id is None else check_run_id(run_id)
     run_dir = runs_root(db) / run_id
     if task is None:
         if task_spec is None:
@@ -298,6 +301,7 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
 
     ``checked`` is the backend's start-up check if the caller already ran it (``engine start``
     does, before the run exists); otherwise it runs here, before the driver takes the run."""
+    require_intact_chain(store, run_id, "resumed")  # before anything is read from it or appended to it
     # Only the first events (RunStarted: strategy, backend, config) and the last one (finished?) are
     # needed here; the driver reads and folds the whole log itself (reading it twice cost resumes).
     reader = store.read(run_id)
@@ -309,6 +313,7 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
         from engine.run.driver import RunFinished
 
         raise RunFinished(f"run {run_id} is already {state.status}; nothing to resume")
+    require_run_files(state)
     main = load_strategy(state.strategy)
     if backend is None:
         backend = make_backend(state.backend, PipelineConfig.model_validate(state.config), db=store.path)
@@ -342,6 +347,20 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
     final = await driver.run()
     store.set_status(run_id, final.status)
     return final
+
+
+class RunFilesMissing(EngineError):
+    """The run's directory or its task data is not where the run recorded it: nothing is run (every
+    step would fail and the run with them); once restored, the run resumes."""
+
+
+def require_run_files(state: PipelineState) -> None:
+    """Refuse to drive a run whose directory or task data is missing (RunFilesMissing)."""
+    hint = f"restore it and resume (`engine resume {shlex.quote(state.run_id)}`)"
+    if state.run_dir and not Path(state.run_dir).is_dir():
+        raise RunFilesMissing(f"the run's directory {state.run_dir} is missing; {hint}")
+    if state.task_dir and not Path(state.task_dir).is_dir():
+        raise RunFilesMissing(f"the run's task data directory {state.task_dir} is missing; {hint}")
 
 
 def locate_run_submission(run_id: str, db: str | Path | None = None) -> tuple[LoadedTask, Path]:

@@ -8,7 +8,9 @@ Subclass :class:`EventStoreContract` in a ``test_*.py`` module and implement the
   derived from ``tmp_path``; calling it twice opens two handles on the *same* store (it is also
   called in child processes);
 * ``plant_lease(store, run_id, pid, host, expires_at)`` → write a lease row as some other driver
-  would have left it (used to simulate dead and foreign holders).
+  would have left it (used to simulate dead and foreign holders);
+* ``run_sql(store, statement, params)`` → run one SQL statement written with ``?`` placeholders
+  on the store's own connection, as someone editing the database by hand would (tampering).
 """
 
 from __future__ import annotations
@@ -99,6 +101,9 @@ class EventStoreContract:
         raise NotImplementedError
 
     def plant_lease(self, store: EventStore, run_id: str, pid: int, host: str, expires_at: float) -> None:
+        raise NotImplementedError
+
+    def run_sql(self, store: EventStore, statement: str, params: tuple[Any, ...]) -> None:
         raise NotImplementedError
 
     def make_store(self, tmp_path: Path) -> EventStore:
@@ -193,6 +198,41 @@ class EventStoreContract:
             prev = env.hash
         assert prev != GENESIS_HASH
         assert store.verify_chain(run) is None
+
+    def test_check_chain_reads_on_from_the_verified_head(self, store: EventStore, run: str) -> None:
+        """check_chain (what opening a run costs) starts where the last intact check ended: an event
+        rewritten after it is found, one rewritten before it is left to verify_chain's full read."""
+        store.append(run, [note(i) for i in range(1, 6)], expected_seq=0)
+        assert store.check_chain(run) is None  # verified up to seq 5
+        store.append(run, [note(i) for i in range(6, 9)], expected_seq=5)
+        self.run_sql(store, "UPDATE events SET recorded_at='2001-01-01T00:00:00+00:00' WHERE run_id=? AND seq=?",
+                     (run, 7))
+        problem = store.check_chain(run)
+        assert problem is not None and problem.seq == 7 and "hash" in problem.reason
+        assert store.check_chain(run) == problem  # a failed check moves the verified head nowhere
+        self.run_sql(store, "UPDATE events SET recorded_at='2001-01-01T00:00:00+00:00' WHERE run_id=? AND seq=?",
+                     (run, 3))
+        assert store.verify_chain(run).seq == 3
+
+    def test_check_chain_names_a_deleted_last_event(self, store: EventStore, run: str) -> None:
+        store.append(run, [note(i) for i in range(1, 5)], expected_seq=0)
+        assert store.check_chain(run) is None
+        store.append(run, [note(5), note(6)], expected_seq=4)
+        self.run_sql(store, "DELETE FROM events WHERE run_id=? AND seq=?", (run, 6))
+        for problem in (store.check_chain(run), store.verify_chain(run)):
+            assert problem is not None and problem.seq == 6
+            assert "event 6, the run's last, is missing (deleted)" in problem.reason
+
+    def test_check_chain_notices_the_verified_head_rewritten_or_gone(self, store: EventStore, run: str) -> None:
+        store.append(run, [note(i) for i in range(1, 4)], expected_seq=0)
+        assert store.check_chain(run) is None  # verified up to seq 3
+        self.run_sql(store, "UPDATE events SET hash=? WHERE run_id=? AND seq=?", ("f" * 64, run, 3))
+        problem = store.check_chain(run)
+        assert problem is not None and problem.seq == 3 and "earlier check" in problem.reason
+        self.run_sql(store, "DELETE FROM events WHERE run_id=? AND seq>=?", (run, 2))
+        self.run_sql(store, "UPDATE runs SET head_seq=1 WHERE run_id=?", (run,))
+        problem = store.check_chain(run)
+        assert problem is not None and problem.seq == 3 and "missing" in problem.reason
 
     # --- runs ---------------------------------------------------------------------------------
 

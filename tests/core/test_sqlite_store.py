@@ -23,6 +23,9 @@ class TestSQLiteStoreContract(EventStoreContract):
         store.conn.execute("INSERT OR REPLACE INTO leases(run_id, token, pid, host, expires_at) VALUES (?,?,?,?,?)",
                            (run_id, "planted", pid, host, expires_at))
 
+    def run_sql(self, store, statement, params) -> None:
+        store.conn.execute(statement, params)
+
 
 def _pragma(db: Path, name: str):
     """Read a pragma as a fresh connection sees it (journal_mode is persistent in the file)."""

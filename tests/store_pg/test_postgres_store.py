@@ -32,6 +32,9 @@ class TestPostgresStoreContract(EventStoreContract):
             "ON CONFLICT (run_id) DO UPDATE SET token='planted', pid=EXCLUDED.pid, host=EXCLUDED.host, "
             "expires_at=EXCLUDED.expires_at", (run_id, pid, host, expires_at))
 
+    def run_sql(self, store, statement, params) -> None:
+        store.conn.execute(statement.replace("?", "%s"), params)
+
 
 def test_sqlite_export_imports_into_postgres_with_the_same_hashes(pg_url: str, tmp_path: Path) -> None:
     lite = SQLiteEventStore(tmp_path / "e.db")
