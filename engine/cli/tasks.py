@@ -1,6 +1,9 @@
 """CLI pieces for tasks and grading; engine/cli/main.py mounts them.
 
 * ``engine tasks list [--json]`` and ``engine tasks prepare NAME DIR`` (``tasks_app``);
+* ``engine tasks init DIR`` (write a task.yaml inferred from the folder) and ``engine tasks check DIR``
+  (what the engine understood, every problem at once; exit 2 when the task cannot produce a
+  valid submission) — docs/tasks.md describes the task folder;
 * ``engine grade --task T --submission F [--json] [-o report.json]`` or ``engine grade RUN_ID``
   (``grade_cmd``).
 
@@ -18,14 +21,17 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from engine.tasks import LoadedTask, TaskError  # light: the heavy parts load on first use
 
 if TYPE_CHECKING:
     from engine.grading.grade_report import GradeReport
+    from engine.tasks.check import TaskCheck
 
-tasks_app = typer.Typer(no_args_is_help=True, help="Bundled tasks: list and prepare.")
+tasks_app = typer.Typer(no_args_is_help=True,
+                        help="Tasks: list and prepare the bundled ones; init and check your own (docs/tasks.md).")
 
 DEFAULT_TASKS_DIR = Path("engine-runs") / "tasks"  # next to the default event database
 
@@ -77,6 +83,85 @@ def prepare_cmd(
     typer.echo(f"prepared {name} in {path}")
     typer.echo(f"  public (agents' ./input): {path / 'prepared' / 'public'}")
     typer.echo(f"  private (answers):        {path / 'prepared' / 'private'}")
+
+
+@tasks_app.command("check")
+def check_cmd(
+    directory: Annotated[Path, typer.Argument(help="The task folder (docs/tasks.md).")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """What the engine understands of a task folder, and every problem with it (exit 2 if it cannot run)."""
+    from engine.tasks.check import check_task
+
+    result = check_task(directory)
+    if json_out:
+        typer.echo(json.dumps(check_as_dict(result), indent=2))
+    else:
+        print_check(result)
+    if result.refused:
+        raise typer.Exit(2)
+
+
+@tasks_app.command("init")
+def init_cmd(
+    directory: Annotated[Path, typer.Argument(help="The task folder: a Kaggle download (train.csv, "
+                                                    "test.csv, sample_submission.csv, description.md).")],
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing task.yaml.")] = False,
+) -> None:
+    """Write DIR/task.yaml inferred from the folder, each inferred line commented for you to confirm."""
+    from engine.tasks.init import write_task_yaml
+
+    try:
+        path = write_task_yaml(directory, force=force)
+    except (TaskError, OSError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {path}; confirm each line, then run: engine tasks check {directory}")
+
+
+def check_as_dict(result: TaskCheck) -> dict[str, object]:
+    return {
+        "task": str(result.root), "competition_id": result.competition_id, "refused": result.refused,
+        "id_column": result.id_column, "metric": result.metric, "direction": result.direction,
+        "submission_form": result.metric_form, "submission": result.submission, "answers": result.answers,
+        "targets": [asdict(t) for t in result.targets], "columns": [asdict(c) for c in result.columns],
+        "problems": [asdict(p) for p in result.problems],
+    }
+
+
+def print_check(result: TaskCheck, console: Console | None = None) -> None:
+    console = console or Console()
+    understood = Table(title=f"Task {result.competition_id or result.root}", show_header=False)
+    understood.add_column("what", no_wrap=True)
+    understood.add_column("value", overflow="fold")
+    understood.add_row("id column", result.id_column or "?")
+    for t in result.targets:
+        classes = f" ({', '.join(t.classes[:6])}{', …' if len(t.classes) > 6 else ''})" if t.classes else ""
+        understood.add_row(f"target {t.name}", t.kind + classes)
+    better = {"maximize": "higher is better", "minimize": "lower is better"}.get(result.direction or "", "")
+    understood.add_row("metric", f"{result.metric} ({better})" if result.metric else "?")
+    if result.metric_form:
+        understood.add_row("submission needs", result.metric_form)
+    understood.add_row("submission", result.submission or "?")
+    understood.add_row("answers", result.answers)
+    console.print(understood)
+    if result.columns:
+        columns = Table("column", "modality", "role", title="Columns")
+        for c in result.columns:
+            columns.add_row(c.name, c.modality, c.role)
+        console.print(columns)
+    print_problems(result, console)
+
+
+def print_problems(result: TaskCheck, console: Console) -> None:
+    if not result.problems:
+        console.print("[green]no problems:[/] this task can run")
+        return
+    for p in result.problems:
+        label = "[bold red]problem[/]" if p.blocking else "[yellow]warning[/]"
+        console.print(f"{label} {escape(p.line())}", highlight=False, soft_wrap=True)
+    blocking = sum(p.blocking for p in result.problems)
+    if blocking:
+        console.print(f"[bold red]{blocking} problem(s):[/] this task cannot produce a valid submission yet")
 
 
 def _locate_run(run_id: str, db: str | Path | None) -> tuple[LoadedTask, Path]:

@@ -146,12 +146,25 @@ def find_answers(layout: Layout, named: str | None) -> Path | None:
 
 def _not_public(path: Path, layout: Layout) -> Path:
     # Everything under public/ is copied to ./input for scripts: answers there would leak.
-    if path.is_relative_to(layout.public_dir.resolve()):
-        raise TaskError(
-            f"answers file {path} lies inside the public data directory {layout.public_dir}, "
-            "which agents and scripts can read; move it out (e.g. to a private/ directory)"
-        )
-    return path
+    if not path.is_relative_to(layout.public_dir.resolve()):
+        return path
+    if layout.public_dir == layout.root:
+        raise TaskError(plain_folder_answers_message(layout.root, path))
+    raise TaskError(
+        f"answers file {path} lies inside the public data directory {layout.public_dir}, "
+        f"which agents and scripts can read; move it to {layout.root / 'private'}"
+    )
+
+
+def plain_folder_answers_message(root: Path, answers: Path) -> str:
+    """A plain task folder (no public/) is the scripts' ./input as a whole: answers anywhere in it
+    leak, private/ included. The fix is the split layout."""
+    return (
+        f"answers file {answers} is inside the plain task folder {root}, and every file of a plain "
+        f"task folder is copied to the scripts' ./input; move the data files (description.md, "
+        f"train.csv, test.csv, sample_submission.csv, images) into {root / 'public'} and keep the "
+        f"answers in {root / 'private'}"
+    )
 
 
 def optional_file(public: Path, named: str | None, default: str) -> Path | None:

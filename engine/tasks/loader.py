@@ -23,13 +23,22 @@ import structlog
 
 from engine.tasks import layout as lay
 from engine.tasks.leaderboard import from_kaggle_leaderboard
-from engine.tasks.metrics import METRICS, canonical_metric
+from engine.tasks.metrics import canonical_metric, known_metrics, metric_info
 from engine.tasks.model import Leaderboard, LoadedTask, TaskError, TaskMeta
 from events.domain import DataModality, MetricDirection, TaskDescription, TaskType
 
 log = structlog.get_logger(__name__)
 
+# The more specific phrases come first: a match is blanked out of the section before the
+# generic ones are tried, so "mean column-wise ROC AUC" is not also "ROC AUC".
 _METRIC_PHRASES = {
+    "mean_columnwise_roc_auc": r"\bmean[\s_-]*column[\s_-]*wise[\s_-]*(roc[\s_-]*)?auc\b",
+    "quadratic_weighted_kappa": r"\bquadratic[\s_-]*weighted[\s_-]*kappa\b|\bqwk\b",
+    "mcrmse": r"\bmcrmse\b|\bmean[\s_-]*column[\s_-]*wise[\s_-]*root[\s-]mean[\s-]squared?[\s-]error\b",
+    "rmsle": r"\brmsle\b|\broot[\s-]mean[\s-]squared?[\s-]log(arithmic)?[\s-]error\b",
+    "balanced_accuracy": r"\bbalanced[\s_-]accuracy\b",
+    "f1_macro": r"\bmacro[\s_-]*(averaged[\s_-]*)?f1\b|\bf1[\s_-]*macro\b",
+    "map@k": r"\bmap\s*@\s*\d+\b|\bmean average precision\s*@\s*\d+\b",
     "roc_auc": r"\broc[\s_-]*auc\b|\bauc\b|area under the (roc|receiver operating characteristic)",
     "logloss": r"\blog[\s_-]?loss\b|\bcross[\s-]?entropy\b",
     "rmse": r"\brmse\b|\broot[\s-]mean[\s-]squared?[\s-]error\b",
@@ -55,12 +64,15 @@ def load_task(path: Path | str) -> LoadedTask:
             f"description.md is missing in {public}; add a Kaggle-style description of what "
             "to predict, the files and how submissions are scored"
         )
-    description = description_file.read_text(encoding="utf-8")
+    try:
+        description = description_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskError(f"{description_file}: cannot be read as UTF-8 text: {exc}; re-save it as UTF-8") from exc
 
     sample = lay.find_sample_submission(public, meta.sample_submission)
     answers = lay.find_answers(layout, meta.answers)
-    id_column, targets = _columns(meta, sample, hint)
-    metric, direction, task_type = _metric(meta, description, hint)
+    id_column, targets = resolve_columns(meta, sample, hint)
+    metric, direction, task_type = resolve_metric(meta, description, hint)
 
     task = TaskDescription(
         competition_id=meta.competition_id or layout.default_id,
@@ -88,7 +100,7 @@ def load_task(path: Path | str) -> LoadedTask:
     )
 
 
-def _columns(meta: TaskMeta, sample: Path | None, hint: Path) -> tuple[str, tuple[str, ...]]:
+def resolve_columns(meta: TaskMeta, sample: Path | None, hint: Path) -> tuple[str, tuple[str, ...]]:
     declared = meta.target_columns
     if meta.target_column is not None:
         if declared is not None and declared != [meta.target_column]:
@@ -112,7 +124,10 @@ def _columns(meta: TaskMeta, sample: Path | None, hint: Path) -> tuple[str, tupl
     elif header:
         id_column = header[0]
     else:
-        raise TaskError(f"{hint}: id_column is missing; add `id_column: id` (or a sample_submission.csv)")
+        raise TaskError(
+            f"no sample_submission.csv in {hint.parent}, so the id and target columns are unknown; "
+            f"add the competition's sample submission, or {_add_to(hint)} `id_column:` and `target_columns:`"
+        )
 
     if declared is not None:
         if header is not None:
@@ -124,8 +139,8 @@ def _columns(meta: TaskMeta, sample: Path | None, hint: Path) -> tuple[str, tupl
         return id_column, tuple(declared)
     if header is None:
         raise TaskError(
-            f"{hint}: target_column is missing; add `target_column: <column to predict>` "
-            "(or provide a sample_submission.csv)"
+            f"target_columns is missing and there is no sample submission to read them from; "
+            f"{_add_to(hint)} `target_columns: [<column to predict>]`"
         )
     targets = tuple(c for c in header if c != id_column)
     if not targets:
@@ -133,14 +148,23 @@ def _columns(meta: TaskMeta, sample: Path | None, hint: Path) -> tuple[str, tupl
     return id_column, targets
 
 
-def _metric(meta: TaskMeta, description: str, hint: Path) -> tuple[str, MetricDirection, TaskType]:
+def _add_to(hint: Path) -> str:
+    """Where a fix goes: the task.yaml that exists, or one to create (never a file that is not there
+    named as if it were)."""
+    if hint.is_file():
+        return f"add to {hint}"
+    return f"create {hint} (`engine tasks init {hint.parent}` writes one) with"
+
+
+def resolve_metric(meta: TaskMeta, description: str, hint: Path) -> tuple[str, MetricDirection, TaskType]:
     name = meta.evaluation_metric
     if name is None:
-        name = _metric_from_description(description)
+        name = metric_from_description(description)
         if name is None:
             raise TaskError(
-                f"{hint}: evaluation_metric is missing; add `evaluation_metric: rmse` "
-                f"(known metrics: {', '.join(sorted(METRICS))})"
+                f"evaluation_metric is missing: description.md has no Evaluation section naming "
+                f"one known metric; {_add_to(hint)} `evaluation_metric: <name>` — the one your "
+                f"competition is scored by (known metrics: {known_metrics()})"
             )
         log.warning("task.metric_inferred", metric=name, source="description.md")
     canonical = canonical_metric(name)
@@ -159,7 +183,7 @@ def _metric(meta: TaskMeta, description: str, hint: Path) -> tuple[str, MetricDi
             )
         return name, meta.metric_direction, meta.task_type
 
-    info = METRICS[canonical]
+    info = metric_info(canonical)
     if meta.metric_direction is not None and meta.metric_direction != info.direction:
         better = "higher" if info.direction == MetricDirection.maximize else "lower"
         raise TaskError(
@@ -178,7 +202,7 @@ def _metric(meta: TaskMeta, description: str, hint: Path) -> tuple[str, MetricDi
     return canonical, info.direction, task_type
 
 
-def _metric_from_description(description: str) -> str | None:
+def metric_from_description(description: str) -> str | None:
     """The one known metric named in the Evaluation section, or None if zero or several."""
     match = re.search(r"^(#+)\s*evaluation\b.*$", description, flags=re.IGNORECASE | re.MULTILINE)
     if match is None:
@@ -187,7 +211,13 @@ def _metric_from_description(description: str) -> str | None:
     rest = description[match.end():]
     end = re.search(rf"^#{{1,{level}}}\s", rest, flags=re.MULTILINE)
     section = (rest[: end.start()] if end else rest).lower()
-    found = [m for m, pattern in _METRIC_PHRASES.items() if re.search(pattern, section)]
+    found = []
+    for name, pattern in _METRIC_PHRASES.items():
+        match = re.search(pattern, section)
+        if match is None:
+            continue
+        found.append(canonical_metric(match.group(0)) if name == "map@k" else name)
+        section = re.sub(pattern, " ", section)
     return found[0] if len(found) == 1 else None
 
 

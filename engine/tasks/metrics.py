@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import (
     accuracy_score,
+    balanced_accuracy_score,
     f1_score,
     mean_absolute_error,
     mean_squared_error,
@@ -23,10 +24,16 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
+from engine.tasks.metric_math import (
+    mean_average_precision_at_k,
+    mean_columnwise_auc,
+    quadratic_weighted_kappa,
+    rmsle,
+)
 from engine.tasks.model import ScoringSpec, TaskError, label_str
 from events.domain import MetricDirection, TaskType
 
-MetricKind = Literal["label", "value", "probability"]
+MetricKind = Literal["label", "value", "probability", "ranking"]
 
 # Kaggle clips probabilities by this much before taking logs; an overconfident wrong answer
 # then costs ~34.5 instead of infinity.
@@ -41,62 +48,125 @@ class SubmissionError(ValueError):
 class MetricInfo:
     name: str
     direction: MetricDirection
-    kind: MetricKind  # what a submission holds: class labels, numbers, or probabilities
+    kind: MetricKind  # what a submission holds: class labels, numbers, probabilities, ranked labels
     task_type: TaskType
+    form: str = ""  # the submission this metric needs, in words (for `engine tasks check` and docs)
 
 
 _MAX, _MIN = MetricDirection.maximize, MetricDirection.minimize
 _CLS, _REG = TaskType.classification, TaskType.regression
+_LABEL = "one class label per row in each target column"
+_VALUE = "one number per row in each target column"
+_PROBA = ("the probability of the positive class in the one target column, or one probability "
+          "column per class (the column names are the classes)")
+MAP_AT_K = "map@k"  # stands for map@1, map@2, …: k is part of the name (`map@3`)
 
 METRICS: dict[str, MetricInfo] = {
     m.name: m
     for m in (
-        MetricInfo("roc_auc", _MAX, "probability", _CLS),
-        MetricInfo("logloss", _MIN, "probability", _CLS),
-        MetricInfo("accuracy", _MAX, "label", _CLS),
-        MetricInfo("f1", _MAX, "label", _CLS),
-        MetricInfo("f1_macro", _MAX, "label", _CLS),
-        MetricInfo("rmse", _MIN, "value", _REG),
-        MetricInfo("mse", _MIN, "value", _REG),
-        MetricInfo("mae", _MIN, "value", _REG),
-        MetricInfo("r2", _MAX, "value", _REG),
+        MetricInfo("roc_auc", _MAX, "probability", _CLS, _PROBA),
+        MetricInfo("mean_columnwise_roc_auc", _MAX, "probability", _CLS,
+                   "one probability per label column (multi-label: each column is its own 0/1 target)"),
+        MetricInfo("logloss", _MIN, "probability", _CLS, _PROBA),
+        MetricInfo("accuracy", _MAX, "label", _CLS, _LABEL),
+        MetricInfo("balanced_accuracy", _MAX, "label", _CLS, _LABEL),
+        MetricInfo("f1", _MAX, "label", _CLS, _LABEL),
+        MetricInfo("f1_macro", _MAX, "label", _CLS, _LABEL),
+        MetricInfo("quadratic_weighted_kappa", _MAX, "label", _CLS,
+                   "one ordinal rating (an integer class) per row in each target column"),
+        MetricInfo(MAP_AT_K, _MAX, "ranking", _CLS,
+                   "up to k class labels per row, best first, separated by spaces, in the one target column"),
+        MetricInfo("rmse", _MIN, "value", _REG, _VALUE),
+        MetricInfo("mcrmse", _MIN, "value", _REG,
+                   "one number per row in each target column; the score is the mean of the columns' RMSE"),
+        MetricInfo("rmsle", _MIN, "value", _REG, "one number > -1 (usually >= 0) per row in each target column"),
+        MetricInfo("mse", _MIN, "value", _REG, _VALUE),
+        MetricInfo("mae", _MIN, "value", _REG, _VALUE),
+        MetricInfo("r2", _MAX, "value", _REG, _VALUE),
     )
 }
 
+# Spellings seen on Kaggle's evaluation pages and in MLE-bench's competitions, normalised the
+# way ``canonical_metric`` normalises a name (lower case, runs of spaces/dashes/slashes → "_").
 _ALIASES = {
     "auc": "roc_auc",
     "rocauc": "roc_auc",
     "roc": "roc_auc",
     "area_under_the_roc_curve": "roc_auc",
+    "area_under_the_receiver_operating_characteristic_curve": "roc_auc",
+    "mean_column_wise_roc_auc": "mean_columnwise_roc_auc",
+    "mean_columnwise_auc": "mean_columnwise_roc_auc",
+    "column_wise_roc_auc": "mean_columnwise_roc_auc",
+    "columnwise_roc_auc": "mean_columnwise_roc_auc",
+    "mcauc": "mean_columnwise_roc_auc",
     "log_loss": "logloss",
     "multi_logloss": "logloss",
     "binary_logloss": "logloss",
     "multiclass_logloss": "logloss",
+    "multi_class_logarithmic_loss": "logloss",
+    "multi_class_log_loss": "logloss",
+    "multiclass_loss": "logloss",
     "cross_entropy": "logloss",
     "acc": "accuracy",
     "classification_accuracy": "accuracy",
-    "root_mean_squared_error": "rmse",
-    "mean_squared_error": "mse",
-    "mean_absolute_error": "mae",
+    "categorization_accuracy": "accuracy",
+    "balanced_acc": "balanced_accuracy",
+    "balanced_accuracy_score": "balanced_accuracy",
     "f1_score": "f1",
     "macro_f1": "f1_macro",
+    "macro_f1_score": "f1_macro",
+    "mean_f1": "f1_macro",
+    "f1_macro_score": "f1_macro",
+    "qwk": "quadratic_weighted_kappa",
+    "kappa": "quadratic_weighted_kappa",
+    "quadratic_kappa": "quadratic_weighted_kappa",
+    "quadratic_weighted_cohen_kappa": "quadratic_weighted_kappa",
+    "cohen_kappa_quadratic": "quadratic_weighted_kappa",
+    "root_mean_squared_error": "rmse",
+    "root_mean_square_error": "rmse",
+    "mean_columnwise_root_mean_squared_error": "mcrmse",
+    "mean_column_wise_root_mean_squared_error": "mcrmse",
+    "column_wise_rmse": "mcrmse",
+    "root_mean_squared_logarithmic_error": "rmsle",
+    "root_mean_squared_log_error": "rmsle",
+    "root_mean_square_logarithmic_error": "rmsle",
+    "mean_squared_error": "mse",
+    "mean_absolute_error": "mae",
     "r2_score": "r2",
 }
+_MAP_AT = re.compile(r"^(?:map|mean_average_precision)_?@_?(\d+)$|^map_?(\d+)$|^map_at_(\d+)$")
 
 
 def canonical_metric(name: str) -> str | None:
-    """The canonical name of a known metric (``"ROC AUC"`` → ``"roc_auc"``), else None."""
+    """The canonical name of a known metric (``"ROC AUC"`` → ``"roc_auc"``, ``"MAP@3"`` →
+    ``"map@3"``), else None."""
     key = re.sub(r"[\s\-/]+", "_", name.strip().lower())
+    match = _MAP_AT.match(key)
+    if match:
+        k = int(next(g for g in match.groups() if g))
+        return f"map@{k}" if k >= 1 else None
     key = _ALIASES.get(key, key)
-    return key if key in METRICS else None
+    return key if key in METRICS and key != MAP_AT_K else None
+
+
+def map_k(name: str) -> int:
+    """k of a canonical ``map@k`` name."""
+    return int(name.split("@", 1)[1])
+
+
+def known_metrics() -> str:
+    """The registry's names, for messages that list them."""
+    return ", ".join(sorted(METRICS))
 
 
 def metric_info(name: str) -> MetricInfo:
     canonical = canonical_metric(name)
     if canonical is None:
-        raise TaskError(
-            f"unknown evaluation_metric {name!r}; known metrics: {', '.join(sorted(METRICS))}"
-        )
+        raise TaskError(f"unknown evaluation_metric {name!r}; known metrics: {known_metrics()}")
+    if canonical.startswith("map@"):
+        generic = METRICS[MAP_AT_K]
+        return MetricInfo(canonical, generic.direction, generic.kind, generic.task_type,
+                          generic.form.replace("up to k", f"up to {map_k(canonical)}"))
     return METRICS[canonical]
 
 
@@ -161,6 +231,10 @@ def positive_class_of(spec: ScoringSpec, truth: np.ndarray) -> str:
 def score_predictions(spec: ScoringSpec, answers: pd.DataFrame, predictions: pd.DataFrame) -> float:
     """Score ``predictions`` against ``answers``; both are aligned row by row."""
     info = metric_info(spec.metric)
+    if info.name == "mean_columnwise_roc_auc":
+        return _score_columnwise_auc(spec, answers, predictions)
+    if info.kind == "ranking":
+        return _score_ranking(info, spec, answers, predictions)
     if info.kind == "probability":
         if len(spec.target_columns) == 1:
             return _score_binary_probability(info, spec, answers, predictions)
@@ -181,6 +255,10 @@ def _score_labels(info: MetricInfo, spec: ScoringSpec, answers: pd.DataFrame,
     predicted = _labels(predictions[column], column)
     if info.name == "accuracy":
         return float(accuracy_score(truth, predicted))
+    if info.name == "balanced_accuracy":
+        return float(balanced_accuracy_score(truth, predicted))
+    if info.name == "quadratic_weighted_kappa":
+        return quadratic_weighted_kappa(truth, predicted)
     classes = sorted(set(truth))
     if info.name == "f1" and len(classes) <= 2:
         # Binary F1 is the F1 of the positive class, as Kaggle means it.
@@ -197,13 +275,56 @@ def _score_values(info: MetricInfo, spec: ScoringSpec, answers: pd.DataFrame,
     if np.isnan(truth).any():
         raise TaskError(f"answers column {truth_series.name!r} is not numeric")
     predicted = _numeric(predictions, column)
-    if info.name == "rmse":
+    if info.name in ("rmse", "mcrmse"):  # mcrmse: this per column, averaged by the caller
         return float(np.sqrt(mean_squared_error(truth, predicted)))
+    if info.name == "rmsle":
+        if (predicted <= -1).any():
+            raise SubmissionError(f"column {column!r} has value(s) <= -1, which RMSLE cannot score")
+        if (truth <= -1).any():
+            raise TaskError(f"answers column {truth_series.name!r} has value(s) <= -1; RMSLE cannot score it")
+        return rmsle(truth, predicted)
     if info.name == "mse":
         return float(mean_squared_error(truth, predicted))
     if info.name == "mae":
         return float(mean_absolute_error(truth, predicted))
     return float(r2_score(truth, predicted))
+
+
+def _score_ranking(info: MetricInfo, spec: ScoringSpec, answers: pd.DataFrame,
+                   predictions: pd.DataFrame) -> float:
+    """MAP@k: the one target column holds up to k labels separated by spaces, best first."""
+    column = spec.target_columns[0]
+    truth = list(truth_labels(spec, answers, column))
+    cells = predictions[column].fillna("").astype(str)
+    ranked = [[label_str(g) for g in cell.split()] for cell in cells]
+    k = map_k(info.name)
+    too_many = [i for i, guesses in enumerate(ranked) if len(guesses) > k]
+    if too_many:
+        raise SubmissionError(
+            f"column {column!r} has more than {k} labels in {len(too_many)} row(s), "
+            f"e.g. {cells.iloc[too_many[0]]!r}; MAP@{k} takes at most {k}, separated by spaces"
+        )
+    return mean_average_precision_at_k(truth, ranked, k)
+
+
+def _score_columnwise_auc(spec: ScoringSpec, answers: pd.DataFrame, predictions: pd.DataFrame) -> float:
+    columns = list(spec.target_columns)
+    absent = [c for c in columns if c not in answers.columns]
+    if absent:
+        raise TaskError(f"answers have no column(s) {absent}; column-wise ROC AUC needs one 0/1 column per label")
+    truth = np.column_stack([_binary_truth(answers, c) for c in columns])
+    matrix = np.column_stack([_numeric(predictions, c) for c in columns])
+    try:
+        return mean_columnwise_auc(truth, matrix, columns)
+    except ValueError as exc:
+        raise TaskError(str(exc)) from exc
+
+
+def _binary_truth(answers: pd.DataFrame, column: str) -> np.ndarray:
+    values = {label_str(v) for v in answers[column]}
+    if not values <= {"0", "1"}:
+        raise TaskError(f"answers column {column!r} is not 0/1 (found {sorted(values)[:5]})")
+    return np.array([label_str(v) == "1" for v in answers[column]], dtype=int)
 
 
 def _probabilities(matrix: np.ndarray, columns: list[str]) -> None:

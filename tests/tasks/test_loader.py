@@ -124,7 +124,14 @@ def _error(root: Path) -> str:
 
 def test_missing_metric_names_the_field_and_the_fix(tmp_path):
     message = _error(_plain(tmp_path / "t", {"target_column": "y"}))
-    assert "task.yaml: evaluation_metric is missing; add `evaluation_metric: rmse`" in message
+    assert "evaluation_metric is missing: description.md has no Evaluation section" in message
+    assert f"add to {tmp_path / 't' / 'task.yaml'} `evaluation_metric: <name>`" in message
+    assert "evaluation_metric: rmse" not in message  # never a guess: the task may be a classification
+
+
+def test_a_fix_never_names_a_task_yaml_that_does_not_exist(tmp_path):
+    message = _error(_plain(tmp_path / "t", None))
+    assert f"create {tmp_path / 't' / 'task.yaml'} (`engine tasks init" in message
 
 
 def test_ambiguous_evaluation_section_is_not_guessed(tmp_path):
@@ -144,11 +151,11 @@ def test_metric_contradicting_task_type(tmp_path):
 
 
 def test_unknown_metric_needs_a_direction(tmp_path):
-    message = _error(_plain(tmp_path / "t", {"evaluation_metric": "quadratic_kappa"}))
+    message = _error(_plain(tmp_path / "t", {"evaluation_metric": "house_score"}))
     assert "not a known metric, so metric_direction is required" in message
-    ok = _plain(tmp_path / "u", {"evaluation_metric": "quadratic_kappa",
+    ok = _plain(tmp_path / "u", {"evaluation_metric": "house_score",
                                  "metric_direction": "maximize", "task_type": "classification"})
-    assert load_task(ok).metric == "quadratic_kappa"
+    assert load_task(ok).metric == "house_score"
 
 
 def test_typo_in_a_field_name_is_reported(tmp_path):
@@ -174,7 +181,8 @@ def test_target_column_contradicting_target_columns(tmp_path):
 def test_no_sample_and_no_target_column(tmp_path):
     meta = {"evaluation_metric": "rmse", "id_column": "id"}
     message = _error(_plain(tmp_path / "t", meta, sample=False))
-    assert "target_column is missing; add `target_column: <column to predict>`" in message
+    assert "target_columns is missing and there is no sample submission to read them from" in message
+    assert "`target_columns: [<column to predict>]`" in message
 
 
 def test_missing_description(tmp_path):
@@ -189,7 +197,23 @@ def test_missing_directory(tmp_path):
 
 def test_answers_inside_public_are_refused(tmp_path):
     root = _plain(tmp_path / "t", {"evaluation_metric": "rmse", "answers": "train.csv"})
-    assert "lies inside the public data directory" in _error(root)
+    assert "every file of a plain task folder is copied to the scripts' ./input" in _error(root)
+
+
+def test_answers_in_private_of_a_plain_folder_get_the_split_layout_as_fix(tmp_path):
+    root = _plain(tmp_path / "t", {"evaluation_metric": "rmse", "answers": "private/answers.csv"})
+    (root / "private").mkdir()
+    ANSWERS.to_csv(root / "private" / "answers.csv", index=False)
+    message = _error(root)
+    assert "lies inside the public data directory" not in message
+    assert f"into {root / 'public'} and keep the answers in {root / 'private'}" in message
+
+
+def test_answers_inside_public_of_a_split_task_name_the_private_dir(tmp_path):
+    root = write_split_task(tmp_path / "c", ANSWERS, SAMPLE,
+                            meta={"evaluation_metric": "rmse", "answers": "public/test.csv"})
+    message = _error(root)
+    assert "lies inside the public data directory" in message and f"move it to {root / 'private'}" in message
 
 
 def test_unreadable_yaml(tmp_path):
