@@ -1,4 +1,7 @@
-"""Script templates, part 2: the MODEL, LOSS, REGULARIZATION genes and the stub loci.
+"""The MODEL, LOSS, REGULARIZATION genes and the stub loci, assembled from their blocks.
+
+The code is in ``script_blocks/``: ``model.py`` with one ``member.py`` per member,
+``loss_classification.py`` or ``loss_regression.py``, and ``regularization.py``.
 
 The genes talk through a small fixed interface so any MODEL can sit next to any LOSS or
 REGULARIZATION from another parent: MODEL defines ``make_members()`` and calls
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.agents.builtin.blocks import block, body, fill, insert, lines
 from engine.agents.builtin.catalog import FAMILIES, estimator_class, py_literal
 from engine.agents.builtin.spec import dumps, py_repr
 
@@ -27,9 +31,8 @@ SIZED_FAMILIES = ("lightgbm", "hist_gradient_boosting", "gradient_boosting")
 POISSON_OBJECTIVE = {"hist_gradient_boosting": {"loss": "poisson"}, "lightgbm": {"objective": "poisson"}}
 
 
-def _member_code(member: dict[str, Any], kind: str) -> list[str]:
+def _member_code(member: dict[str, Any], kind: str) -> str:
     family = FAMILIES[member["family"]]
-    cls = estimator_class(family, kind)
     args = [f"{k}={py_literal(k, v)}" for k, v in sorted(member["params"].items())]
     args += [f"{k}={v}" for k, v in family.fixed[kind].items()]
     args += [f'**loss_kwargs("{family.key}")', f'**reg_kwargs("{member["name"]}", "{family.key}")']
@@ -37,93 +40,30 @@ def _member_code(member: dict[str, Any], kind: str) -> list[str]:
     if family.key in NATIVE_CATEGORY_FAMILIES:
         args.append(f'**category_kwargs({prep[2:]}, "{family.key}")')
     # sized() (TRAINING_TRICKS) may wrap a booster to pick its number of rounds.
-    model = f"sized({cls}(" if family.key in SIZED_FAMILIES else f"{cls}("
-    close = "))" if family.key in SIZED_FAMILIES else ")"
-    return [
-        f'    members.append(("{member["name"]}", Pipeline([',
-        f"        (\"prep\", make_preprocessor({prep}, family=\"{family.key}\")),",
-        f"        (\"model\", wrap_target({model}",
-        f"            {', '.join(args)}{close})),",
-        "    ])))",
-    ]
+    code = body("member", "sized_member" if family.key in SIZED_FAMILIES else "member")
+    return fill(code, NAME=member["name"], FAMILY=family.key, PREP=prep, ESTIMATOR=estimator_class(family, kind),
+                ARGS=", ".join(args))
 
 
 def render_model(spec: dict[str, Any]) -> str:
-    lines = [
-        f"# builtin-gene: {dumps(spec['model'])}",
-        "def make_members():",
-        '    """One (name, unfitted pipeline) per model; TRAINING_TRICKS fits and blends them."""',
-        "    members = []",
-    ]
-    for member in spec["model"]["members"]:
-        lines += _member_code(member, spec["kind"])
-    lines.append("    return members")
-    return "\n".join(lines)
+    members = lines(*(_member_code(member, spec["kind"]) for member in spec["model"]["members"]))
+    return lines(f"# builtin-gene: {dumps(spec['model'])}", insert(block("model"), members=members))
 
 
 def render_loss(spec: dict[str, Any]) -> str:
     loss = spec["loss"]
-    lines = [f"# builtin-gene: {dumps(loss)}"]
     if spec["kind"] == "classification":
-        lines += [
-            f"CLASS_WEIGHT = {loss.get('class_weight')!r}",
-            f"CLASS_WEIGHT_FAMILIES = {CLASS_WEIGHT_FAMILIES!r}",
-            "",
-            "",
-            "def loss_kwargs(family):",
-            '    """Re-weight the log-loss per class where the estimator supports it."""',
-            "    if CLASS_WEIGHT is not None and family in CLASS_WEIGHT_FAMILIES:",
-            '        return {"class_weight": CLASS_WEIGHT}',
-            "    return {}",
-            "",
-            "",
-            "def wrap_target(estimator):",
-            "    return estimator",
-        ]
+        code = block("loss_classification", CLASS_WEIGHT=repr(loss.get("class_weight")),
+                     CLASS_WEIGHT_FAMILIES=repr(CLASS_WEIGHT_FAMILIES))
     else:
-        lines += [
-            f"TARGET_TRANSFORM = {loss.get('target_transform', 'none')!r}",
-            f"POISSON_FAMILIES = {POISSON_OBJECTIVE!r}",
-            "",
-            "",
-            "def loss_kwargs(family):",
-            '    """A Poisson objective (log link) where asked for and the target is a non-negative',
-            '    amount: the boosters then fit the mean of a count or a skewed amount, not its square."""',
-            '    if TARGET_TRANSFORM == "poisson" and family in POISSON_FAMILIES and np.min(y) >= 0 and np.max(y) > 0:',
-            "        return dict(POISSON_FAMILIES[family])",
-            "    return {}",
-            "",
-            "",
-            "def wrap_target(estimator):",
-            '    """Fit the squared loss on a transformed target; predictions are mapped back."""',
-            '    if TARGET_TRANSFORM == "standardize":',
-            "        return TransformedTargetRegressor(regressor=estimator, transformer=StandardScaler())",
-            '    if TARGET_TRANSFORM == "log1p" and np.min(y) > -1:',
-            "        return TransformedTargetRegressor(regressor=estimator, func=np.log1p, inverse_func=np.expm1)",
-            "    return estimator",
-        ]
-    return "\n".join(lines)
+        code = block("loss_regression", TARGET_TRANSFORM=repr(loss.get("target_transform", "none")),
+                     POISSON_FAMILIES=repr(POISSON_OBJECTIVE))
+    return lines(f"# builtin-gene: {dumps(loss)}", code)
 
 
 def render_reg(spec: dict[str, Any]) -> str:
     reg = spec["reg"]
-    return "\n".join([
-        f"# builtin-gene: {dumps(reg)}",
-        f"REG_CFG = {py_repr(reg)}",
-        "",
-        "",
-        "# Below this many columns every boosted tree sees them all: a fraction of two columns is one,",
-        "# and trees that each split on a single column cannot learn how the columns interact.",
-        "FEW_COLUMNS = 8",
-        "",
-        "",
-        "def reg_kwargs(name, family):",
-        '    """Regularisation strength of one model: by member name first, else by family."""',
-        "    kwargs = dict(REG_CFG.get(name, REG_CFG.get(family, {})))",
-        "    if X_tr.shape[1] < FEW_COLUMNS:",
-        '        kwargs.pop("colsample_bytree", None)',
-        "    return kwargs",
-    ])
+    return lines(f"# builtin-gene: {dumps(reg)}", block("regularization", REG_CFG=py_repr(reg)))
 
 
 def render_stub() -> str:

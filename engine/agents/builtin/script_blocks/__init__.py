@@ -1,0 +1,17 @@
+"""The code of the builtin agent's scripts, one block of a script per file.
+
+Each file is real Python: above its ``# --- script ---`` line it says what it is and imports, from
+``names.py``, the names it reads from the blocks before it (so ruff and mypy read it as code);
+below that line is the text a script holds. ``engine.agents.builtin.blocks`` reads them as package
+data and fills in what varies per spec (constants, placeholders, insertion points, optional
+regions); the ``render_*`` modules decide which blocks a spec's script holds, in which order.
+Nothing imports these files at run time.
+
+A script, top to bottom: ``preamble`` (imports, task constants, the metric from ``metrics``);
+DATA: ``data`` (``extra_train``, ``side_table``, ``subsample``, ``features``), ``preprocessor``;
+MODEL: ``model`` (``member``); LOSS: ``loss_classification`` or ``loss_regression``;
+REGULARIZATION: ``regularization``; TRAINING_TRICKS: ``training``, a ``blend_*``, ``early_stop``
+or ``not_sized``, ``seed_bag``, ``cv``, ``validation``, ``calibration``, ``score_groups``,
+``full_fit``, ``submission``, ``final_run_estimate``. An ablation study wraps each variant's
+sections in a function (``ablation``); the retriever's example code is ``example``.
+"""

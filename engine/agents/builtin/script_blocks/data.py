@@ -1,0 +1,82 @@
+"""The DATA gene, part 1: the task's files read, the target found, the features and the split.
+
+The target is the one submission column train.csv also has; otherwise the sample submission asks
+for one probability column per class and the target is the train column test.csv lacks. At
+``# insert tables`` go the extra labelled rows and side tables the gene names
+(``extra_train.py``, ``side_table.py``), at ``# insert subsample`` the search's row cap
+(``subsample.py``), at ``# insert features`` the gene's features (``features.py``).
+"""
+
+# mypy: allow-untyped-defs
+
+from engine.agents.builtin.script_blocks.names import SEED, TASK_KIND, np, pd, train_test_split
+
+# --- script ---
+train_df = pd.read_csv("./input/train.csv")
+test_df = pd.read_csv("./input/test.csv")
+sample_sub = pd.read_csv("./input/sample_submission.csv")
+# insert tables
+ID_COL = sample_sub.columns[0]
+SUB_COLS = list(sample_sub.columns[1:])
+# One submission column that train.csv also has is the target; otherwise the sample asks
+# for one probability column per class and the target is the train column test lacks.
+PER_CLASS_COLUMNS = not (len(SUB_COLS) == 1 and SUB_COLS[0] in train_df.columns)
+if PER_CLASS_COLUMNS:
+    TARGET = [c for c in train_df.columns if c not in test_df.columns and c != ID_COL][0]
+else:
+    TARGET = SUB_COLS[0]
+train_df = train_df.dropna(subset=[TARGET]).reset_index(drop=True)
+TRAIN_ROWS = len(train_df)  # every labelled row: what the test version fits on
+# insert subsample
+FEATURES = [c for c in train_df.columns if c not in (ID_COL, TARGET) and c in test_df.columns]
+BASE_NUM = [c for c in FEATURES if pd.api.types.is_numeric_dtype(train_df[c])
+            and not pd.api.types.is_bool_dtype(train_df[c])]
+DATE_PATTERN = r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?"
+
+
+def text_columns(looks_right):
+    """The text columns whose training values (their first 500 that are not missing) look right."""
+    found = []
+    for col in [c for c in FEATURES if c not in BASE_NUM]:
+        seen = train_df[col].dropna().astype(str).head(500)
+        if len(seen) and looks_right(seen):
+            found.append(col)
+    return found
+
+
+DATE_COLS = text_columns(lambda seen: seen.str.fullmatch(DATE_PATTERN).mean() >= 0.9)
+# Names: text that is not a date, eight in ten of whose values differ. A word's target means
+# take a column per class: past MANY_CLASSES they cost more than they tell (airport-state's 43
+# classes: its forest's draft 18.9 s -> over 31 s, cut in Phase 1; test accuracy 0.83 -> 0.64).
+MANY_CLASSES = 10
+NAME_COLS = [c for c in text_columns(lambda seen: seen.nunique() >= 0.8 * len(seen)) if c not in DATE_COLS]
+if TASK_KIND == "classification" and train_df[TARGET].nunique() > MANY_CLASSES:
+    NAME_COLS = []
+
+
+def add_features(df):
+    """Row-wise features only: nothing is computed across rows, so nothing leaks."""
+    out = df[FEATURES].copy()
+    # insert features
+    for col in out.columns:
+        if col not in BASE_NUM and not str(col).startswith("fe_"):
+            # Categorical: strings throughout, missing values kept for the imputer.
+            out[col] = out[col].where(out[col].isna(), out[col].astype(str)).astype(object)
+    return out
+
+
+X = add_features(train_df)
+X_test = add_features(test_df)
+NUM_COLS = [c for c in X.columns if c in BASE_NUM or str(c).startswith("fe_")]
+CAT_COLS = [c for c in X.columns if c not in NUM_COLS]
+if TASK_KIND == "classification":
+    y, CLASSES = pd.factorize(train_df[TARGET], sort=True)
+    CLASSES = np.asarray(CLASSES)
+    counts = np.bincount(y)
+    stratify = y if counts.min() >= 2 else None
+else:
+    y = train_df[TARGET].to_numpy(dtype=float)
+    stratify = None
+VAL_SIZE = 0.2
+X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=VAL_SIZE, random_state=SEED,
+                                            stratify=stratify)
