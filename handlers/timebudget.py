@@ -52,7 +52,7 @@ than the small linear scripts that set the run's largest ratio (vowel-speaker: 0
 0.67), and the run-wide ratio held back more for the round's finalization than it would need.
 
 and the finalize-now point is ``T − reserve`` (REQ-OR-034's "less than max(10 %, 5 min) left":
-the 10 % is the share; the 5 minutes became the measurement, see docs/decisions.md). The reserve
+the 10 % is the share; the 5 minutes became the measurement, see docs/decisions/0005-time-limit.md). The reserve
 grows as slower evaluations are seen; a window already given is not shrunk, but in the time mode
 no step starts unless it ends before the finalize-now point as it would stand should the step
 produce the solution to finalize (``TimePlan.finalize_at_if``, ``step_policy.room_for_another``).

@@ -144,7 +144,7 @@ class PipelineState:
     def best_score(self) -> float | None:
         """The score a run is shown with (``engine status``, the report, a campaign's table): once
         it completed, its final solution's validation score — what the strategy chose and
-        submitted, recorded in ``RunCompleted.best_score`` (docs/decisions.md); before that, or
+        submitted, recorded in ``RunCompleted.best_score`` (docs/decisions/0001-final-choice.md); before that, or
         when the final carries no score, the best evaluated so far."""
         return self.final_score if self.final_score is not None else self.best_score_so_far
 

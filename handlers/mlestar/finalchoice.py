@@ -1,4 +1,4 @@
-"""Which solution MLE-STAR hands to finalization after Phase 3 (docs/decisions.md, "The final").
+"""Which solution MLE-STAR hands to finalization after Phase 3 (docs/decisions/0001-final-choice.md).
 
 The final is the best solution on validation among the solutions Phase 3 received (each Phase 2
 path's own best) and the ensembles Phase 3 scored — one rule, whether Phase 3 completed, failed

@@ -24,7 +24,7 @@ Decisions where the specs leave room (each is tested):
 * The all-failed fallback (REQ-P3-026) picks the best input with the same last-tie-wins rule.
 * This phase returns its best *ensemble* (REQ-P3-025); whether that is submitted is the
   orchestrator's choice: the best on validation of it and the inputs (REQ-OR-043,
-  ``handlers.mlestar.finalchoice``, docs/decisions.md).
+  ``handlers.mlestar.finalchoice``, docs/decisions/0001-final-choice.md).
 * A NaN score counts as a failed round: it can never be compared.
 * The deadline (driven seconds, ``wf.now``) is checked before every agent call and
   evaluation of a round; once it has passed no new work starts and every remaining round is

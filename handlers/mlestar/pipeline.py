@@ -41,7 +41,7 @@ that *failed* with a usable solution gets them, inside its own window.
 Choices where the specs pull apart:
 * REQ-OR-015 vs REQ-P3-018: with L = 1 the orchestrator does not call Phase 3 at all
   (``FinalResult.phase3 is None``, a PhaseSkipped decision); Phase 3's own skip stays unused.
-* REQ-P3-025 vs REQ-OR-043 (docs/decisions.md): Phase 3 picks its best *ensemble*; the run
+* REQ-P3-025 vs REQ-OR-043 (docs/decisions/0001-final-choice.md): Phase 3 picks its best *ensemble*; the run
   submits the best *solution*, so an ensemble worse than a path's own best is not submitted.
 * REQ-OR-030.4 vs REQ-OR-043: a Phase 1 that fails or is cut still feeds the pipeline when
   any solution was evaluated; the run fails only when nothing usable exists.

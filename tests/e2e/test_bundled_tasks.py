@@ -93,7 +93,7 @@ def test_quick_run_on_bundled_task_is_valid_and_auditable(task, tmp_path, tmp_pa
 
 
 def assert_the_final_is_the_best_solution(events: list[dict], summary: dict, status: dict) -> None:
-    """REQ-OR-043 over REQ-P3-025 (docs/decisions.md): the submitted solution's validation score is
+    """REQ-OR-043 over REQ-P3-025 (docs/decisions/0001-final-choice.md): the submitted solution's validation score is
     at least every path's own best and every ensemble Phase 3 scored, and it is the best score
     ``engine start`` and ``engine status`` show. For breast-cancer this run is ``make demo``'s
     (same task, agent, preset and the default seed 0), where an ensemble worse than path-1's

@@ -1,5 +1,5 @@
 """The final is the best solution on validation among Phase 3's ensembles and its inputs, by one
-rule whether Phase 3 completed, failed or was cut (REQ-OR-043 over REQ-P3-025; docs/decisions.md).
+rule whether Phase 3 completed, failed or was cut (REQ-OR-043 over REQ-P3-025; docs/decisions/0001-final-choice.md).
 Ties go to the ensemble (the later candidate, ``Ties.LATER_WINS``, REQ-DM-029)."""
 
 from __future__ import annotations
