@@ -86,7 +86,8 @@ def _meta(layout: lay.Layout, result: TaskCheck) -> TaskMeta:
     try:
         return lay.read_meta(layout)
     except TaskError as exc:
-        result.add(layout.yaml_hint, "", str(exc), "correct the field named above; `engine tasks init` shows a valid file")
+        file, _, what = str(exc).partition(": ")  # the loader's message starts with the file
+        result.add(file, "", what, "correct the field named above; docs/tasks.md lists every field")
         return TaskMeta()
 
 

@@ -123,8 +123,11 @@ class DataChecks:
                   "use the competition's sample_submission.csv: one row per test id")
 
     def _test_ids(self, id_col: str) -> list[str] | None:
-        if self.test is not None and id_col in self.test.columns:
-            return [label_str(v) for v in self.test[id_col]]
+        if self.test is not None:
+            # Kaggle's files differ in case at times (`Id` in the sample, `id` in test.csv).
+            same = [c for c in self.test.columns if str(c).lower() == id_col.lower()]
+            if same:
+                return [label_str(v) for v in self.test[same[0]]]
         if self.test is not None:
             self.result.add(self.public / self.test_name, id_col,
                             f"has no id column {id_col!r} (the sample submission's first column)",

@@ -160,7 +160,7 @@ def plain_folder_answers_message(root: Path, answers: Path) -> str:
     """A plain task folder (no public/) is the scripts' ./input as a whole: answers anywhere in it
     leak, private/ included. The fix is the split layout."""
     return (
-        f"answers file {answers} is inside the plain task folder {root}, and every file of a plain "
+        f"the answers at {answers} are inside the plain task folder {root}, and every file of a plain "
         f"task folder is copied to the scripts' ./input; move the data files (description.md, "
         f"train.csv, test.csv, sample_submission.csv, images) into {root / 'public'} and keep the "
         f"answers in {root / 'private'}"
