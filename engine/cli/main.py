@@ -18,11 +18,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from engine.cli.errors import EngineGroup, fail
+from engine.cli.errors import exit_code_of as _exit_code
+from engine.cli.errors import user_errors as _user_errors
 from engine.cli.stores import UsageError, open_db
-from engine.config.presets import ConfigError, build_config
+from engine.config.presets import build_config
 from engine.run import lifecycle as runs_mod
-from engine.run.driver import EngineError
-from engine.run.strategies import StrategyError
 from replay.state import PipelineState, fold
 from store.base import EventStore, StoreError
 from store.chain import require_intact_chain
@@ -30,24 +31,12 @@ from store.chain import require_intact_chain
 if TYPE_CHECKING:
     from rich.status import Status  # the progress line's, imported by rich when it is shown
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(cls=EngineGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="An event-sourced engine for ML-engineering agents (MLE-STAR, evolutionary search).")
 out = Console()
 err = Console(stderr=True)
 
 DbOpt = typer.Option(None, "--db", help="Event database: a file or a postgresql:// URL (default $ENGINE_DB or ./engine-runs/engine.db).")
-
-
-def fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def _user_errors() -> tuple[type[BaseException], ...]:
-    from engine.agents.select import BackendUnavailable
-    from engine.tasks import TaskError  # loaded on use: the CLI starts faster without it
-
-    return (StoreError, EngineError, ConfigError, StrategyError, UsageError, TaskError, BackendUnavailable)
 
 
 def _store(db: str | Path | None, *, must_exist: bool = True) -> tuple[EventStore, Path | runs_mod.DatabaseUrl]:
@@ -119,7 +108,8 @@ def start(
     preset: str = typer.Option("paper", "--preset", help="paper | quick | time (the time plan decides the step counts; use with --time-limit)"),
     config: Path | None = typer.Option(None, "--config", help="YAML/JSON file of settings."),
     set_: list[str] = typer.Option([], "--set", help="Override a setting: key=value (repeatable)."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1,  # what numpy and scikit-learn take as a seed
+                             help="The run's seed: a whole number from 0 to 4294967295."),
     time_limit: int | None = typer.Option(None, "--time-limit", help="Seconds for the whole run."),
     max_budget: float | None = typer.Option(None, "--max-budget", help="US dollars for agent calls."),
     run_id: str | None = typer.Option(None, "--run-id", help="Name the run (default: generated)."),
@@ -350,15 +340,6 @@ def main() -> None:
     except _usage_errors() as exc:  # unknown command or option, missing argument
         exc.show()
         sys.exit(2)
-
-
-def _exit_code(exc: BaseException) -> int:
-    """1 when the run or the storage under it failed for good (a full disk, a damaged file), else 2
-    (bad input; also a lock that outlasted the busy timeout: nothing failed, try again)."""
-    from engine.run.driver import HandlersChanged
-    from store.base import StorageFault
-
-    return 1 if isinstance(exc, (HandlersChanged, StorageFault)) else 2
 
 
 def _usage_errors() -> tuple[type[Any], ...]:  # two unrelated classes, both with .show()

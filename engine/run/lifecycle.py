@@ -78,7 +78,11 @@ def db_path(explicit: str | Path | None = None) -> Path | DatabaseUrl:
     value = str(explicit) if explicit else os.environ.get("ENGINE_DB") or ""
     if value.startswith(("postgresql://", "postgres://")):
         return DatabaseUrl(value)
-    return Path(value) if value else DEFAULT_DB
+    path = Path(value) if value else DEFAULT_DB
+    if path.is_dir():  # a folder where the database file goes (--db engine-runs): say so, not "unable to open"
+        raise EngineError(f"the event database {path} is a directory; give the database file in it "
+                          f"(e.g. --db {path / 'engine.db'}) or a postgresql:// URL")
+    return path
 
 
 def runs_root(db: Path | DatabaseUrl) -> Path:

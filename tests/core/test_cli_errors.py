@@ -112,3 +112,54 @@ def test_a_time_limit_too_short_for_one_candidate_is_refused_with_the_shortest_w
     ok = run_engine("start", "--task", "iris", "--strategy", TOY_STRATEGY, "--agent", TOY_AGENT,
                     "--time-limit", str(shortest), "--run-id", "enough", "--db", db, cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr[-2000:]
+
+
+# --- issue 61, items 6 and 7: OS and decoding errors, option errors -----------------------------
+
+
+def _binary(tmp_path: Path) -> Path:
+    blob = tmp_path / "blob.jsonl"
+    blob.write_bytes(bytes(range(256)) * 4)  # 0x80-0xff: never UTF-8
+    return blob
+
+
+def test_a_binary_file_given_as_an_export_is_named_not_a_traceback(tmp_path: Path) -> None:
+    blob = _binary(tmp_path)
+    _expect(run_engine("import", blob, "--db", tmp_path / "e.db"), 2, f"{blob} is not UTF-8 text")
+    _expect(run_engine("replay", "R", "--against", blob), 2, f"{blob} is not UTF-8 text")
+
+
+@pytest.mark.parametrize("verb", ["export", "report"])
+def test_an_output_path_that_cannot_be_written_is_named(toy_run, tmp_path: Path, verb: str) -> None:
+    """A directory, or a file in a folder that does not exist: one `error:` line naming the path
+    and what to give instead (the report makes its folder itself, so only the directory fails)."""
+    _expect(run_engine(verb, toy_run.run_id, "-o", tmp_path, "--db", toy_run.db), 2,
+            f"{tmp_path} is a directory", "give a file path")
+    if verb == "export":
+        missing = tmp_path / "no" / "such" / "x.jsonl"
+        _expect(run_engine(verb, toy_run.run_id, "-o", missing, "--db", toy_run.db), 2,
+                f"the folder {missing.parent} does not exist")
+        assert not missing.parent.exists()
+
+
+@pytest.mark.parametrize("option,value,needle", [
+    ("--time-limit", "abc", "--time-limit 'abc': expected a whole number"),
+    ("--seed", "1e99", "--seed '1e99': expected a whole number"),
+    ("--seed", "-1", "--seed '-1': expected a number at least 0"),
+    ("--seed", "99999999999999999999", "at most 4294967295"),
+    ("--max-budget", "lots", "--max-budget 'lots': expected a number"),
+])
+def test_an_option_error_names_the_option_the_value_and_what_it_takes(tmp_path: Path, option: str, value: str,
+                                                                       needle: str) -> None:
+    db = tmp_path / "e.db"
+    _expect(run_engine(*start_toy(db, "R", extra=(option, value))), 2, needle)
+    assert not db.exists()
+
+
+def test_a_directory_given_as_the_database_says_so(toy_run) -> None:
+    folder = toy_run.db.parent
+    for verb in (("runs",), ("status", "R"), ("report", "R", "-o", str(folder / "r.html")), ("start",)):
+        args = [*verb, "--db", folder] if verb != ("start",) else [*start_toy(folder, "R2")]
+        _expect(run_engine(*args), 2, f"the event database {folder} is a directory",
+                f"--db {folder / 'engine.db'}")
+    assert not (folder / "r.html").exists() and not (folder / "R2").exists()
