@@ -258,6 +258,7 @@ def _score_labels(info: MetricInfo, spec: ScoringSpec, answers: pd.DataFrame,
     if info.name == "balanced_accuracy":
         return float(balanced_accuracy_score(truth, predicted))
     if info.name == "quadratic_weighted_kappa":
+        _ratings(predicted, column)
         return quadratic_weighted_kappa(truth, predicted)
     classes = sorted(set(truth))
     if info.name == "f1" and len(classes) <= 2:
@@ -325,6 +326,20 @@ def _binary_truth(answers: pd.DataFrame, column: str) -> np.ndarray:
     if not values <= {"0", "1"}:
         raise TaskError(f"answers column {column!r} is not 0/1 (found {sorted(values)[:5]})")
     return np.array([label_str(v) == "1" for v in answers[column]], dtype=int)
+
+
+def _ratings(predicted: np.ndarray, column: str) -> None:
+    """QWK compares ordinal ratings: a probability or a fraction is not one."""
+    for value in predicted:
+        try:
+            whole = float(value).is_integer()
+        except ValueError:
+            whole = True  # a text rating (e.g. "low") is a label like any other
+        if not whole:
+            raise SubmissionError(
+                f"column {column!r} holds {value!r}, not a whole rating; quadratic weighted kappa "
+                "compares integer ratings (e.g. 3), not probabilities or fractions"
+            )
 
 
 def _probabilities(matrix: np.ndarray, columns: list[str]) -> None:
