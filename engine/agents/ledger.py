@@ -21,8 +21,14 @@ search phases' ceiling is their share of the budget (``handlers.money.search_bud
 point where the handlers stop the search); finalization's ceiling is the whole budget.
 
 A call stops itself at its cap (the CLI checks after each turn), so the run overshoots by at
-most the last turn of the calls in flight. A settled call releases its reservation and adds what
-it really cost; a call whose cost is unknown keeps its whole reservation as spent (the safe side).
+most the last turn of the calls in flight. A search call whose cap is less than the cheapest call
+so far cost is refused: its first request alone would cost more than its cap (the relay cannot
+hold a request to a cap when its model has no price, nor a request's input in any case), so it
+could only overspend its cap or be cut without an answer, and the search's money is better kept
+for the calls that can finish. Finalization's calls are always tried.
+
+A settled call releases its reservation and adds what it really cost; a call whose cost is
+unknown keeps its whole reservation as spent (the safe side).
 A call refused for want of money, or cut at its cap, is a *budget stop* (``budget_stop``): its
 result says so (``AgentCallFailed.stop``), so the workflow never blames the agent or the scripts
 for it, and ends the search once what is left cannot pay a usual call
@@ -53,6 +59,7 @@ class BudgetLedger:
     reserved: dict[str, float] = field(default_factory=dict)
     known_calls: int = 0      # settled calls whose cost is known (for the mean)
     known_cost_usd: float = 0.0
+    least_call_usd: float = 0.0  # the cheapest settled call that cost anything (0: none yet)
 
     def reserve(self, effect_id: str, *, finalization: bool = False) -> float | None:
         """The cap for the call ``effect_id`` (None: no budget set). Raises OutOfBudget."""
@@ -68,11 +75,15 @@ class BudgetLedger:
         if not others:
             room = min(room, free / 4)
         cap = max(free - room, min(free, share))
-        if cap < MIN_CALL_USD:
+        least = MIN_CALL_USD if finalization else max(MIN_CALL_USD, self.least_call_usd)
+        if cap < least:
+            short = "" if least == MIN_CALL_USD else f"; the ${cap:.4f} left for it is less than the cheapest call so " \
+                                                    f"far cost (${least:.4f})"
             raise OutOfBudget(
                 f"run budget exhausted: ${self.spent_usd:.4f} spent and ${sum(self.reserved.values()):.4f} held by "
                 f"{others} call(s) in flight, of max_budget_usd ${self.limit_usd:g}"
-                + ("" if finalization else f" (the search may spend ${ceiling:.4f} of it; the rest is finalization's)"))
+                + ("" if finalization else f" (the search may spend ${ceiling:.4f} of it; the rest is finalization's)")
+                + short)
         self.reserved[effect_id] = cap
         return cap
 
@@ -89,6 +100,8 @@ class BudgetLedger:
         if cost_usd is not None:  # counted as the handlers count results, for the same mean
             self.known_calls += 1
             self.known_cost_usd += cost_usd
+        if cost_usd is not None and cost_usd >= MIN_CALL_USD:
+            self.least_call_usd = min(self.least_call_usd or cost_usd, cost_usd)
 
 
 # The backends' words for a call their cap stopped (the CLI's ``error_max_budget_usd``, the

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.agents.claude.price_check import price_warning, unpriced_models
 from engine.agents.claude.prices import ANTHROPIC_LIST_PRICES, PRICE_FILE, load_list_prices, price_of
+from engine.agents.ledger import BudgetLedger, OutOfBudget
 from engine.audit.report_sections import cost_caption
 from events.base import Envelope
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested
@@ -90,3 +92,21 @@ def test_the_fold_and_the_handlers_count_unknown_and_unpriced_calls_alike(calls)
     assert (f"{unknown} of unknown cost" in caption) == bool(unknown)
     assert (f"{by_cli} priced by the CLI's own figure" in caption) == bool(by_cli)
     assert (caption == "agent calls, as reported") == (not unknown and not by_cli and not at_cap)
+
+
+def test_a_search_call_whose_cap_cannot_pay_the_cheapest_call_so_far_is_refused_finalization_is_tried():
+    """With the CLI's default model unpriced, a call's first request cannot be held to its cap:
+    a cap below what the cheapest call cost could only be overspent, so the ledger refuses it."""
+    ledger = BudgetLedger(0.05, slots=4)
+    first = ledger.reserve("retriever")
+    assert first is not None and first > 0.02
+    ledger.settle("retriever", 0.0055)
+    assert ledger.least_call_usd == 0.0055
+    big = ledger.reserve("init-0")          # alone: three quarters of what is free
+    assert big is not None and big > 0.0055
+    with pytest.raises(OutOfBudget, match=r"less than the cheapest call so far cost \(\$0\.0055\)"):
+        ledger.reserve("init-1")           # beside it, what is left is below one call
+    final = ledger.reserve("final-1", finalization=True)  # finalization's money is its own: tried
+    assert final is not None and final >= 0.0055
+    ledger.settle("init-0", 0.0)            # a refused or free call says nothing of a call's least
+    assert ledger.least_call_usd == 0.0055
