@@ -6,7 +6,7 @@ byte for byte. Replaying a fixture reads the recorded answers and never asks the
 this test notices a renderer that writes something else.
 
 One block is newer than the recordings: the scores on fixed groups of the scored rows
-(``render_train.score_groups_code``), written after the validation score. It is cut from the new
+(``script_blocks/score_groups.py``), written after the validation score. It is cut from the new
 script before the comparison, and only that block, exactly as it is rendered.
 """
 
@@ -20,6 +20,7 @@ import pytest
 
 from engine.agents.base import AgentContext
 from engine.agents.builtin import BuiltinBackend
+from engine.agents.builtin.render_train import score_groups_code
 from engine.run.lifecycle import prepare_task
 from events.core import AgentCallCompleted, AgentCallRequested, RunStarted
 from events.domain import PipelineConfig
@@ -68,10 +69,11 @@ def test_the_agent_writes_the_recorded_scripts_again(fixture: FixtureSpec, tmp_p
 
 
 def test_only_the_score_groups_block_is_cut() -> None:
-    """The cut removes the block as rendered and nothing around it."""
-    from engine.agents.builtin.render_train import score_groups_code
-
-    block = "\n".join(score_groups_code("val_blend")) + "\n"
-    before, after = 'print(f"Final Validation Performance: {val_score}")\n', "FIT_STARTED = time.monotonic()\n"
-    assert without_score_groups(before + block + after) == before + after
-    assert without_score_groups(before + after) == before + after
+    """The cut removes the block as rendered and nothing around it: the final score's line before
+    it stays, and so does the refit after it."""
+    rendered = score_groups_code("val_blend").rstrip("\n") + "\n"
+    final_score, block = rendered.split("\n", 1)
+    assert final_score == 'print(f"Final Validation Performance: {val_score}")' and block.startswith("SCORE_GROUPS =")
+    after = "FIT_STARTED = time.monotonic()\n"
+    assert without_score_groups(rendered + after) == final_score + "\n" + after
+    assert without_score_groups(final_score + "\n" + after) == final_score + "\n" + after

@@ -66,37 +66,29 @@ def set_constants(text: str, **constants: str) -> str:
 
 
 def fill(text: str, **values: str) -> str:
-    """Every ``__NAME__`` placeholder replaced by ``values[NAME]``; all must be filled, all used."""
-    used: set[str] = set()
+    """Every ``__NAME__`` placeholder replaced by ``values[NAME]``; each one must be given (a value
+    may go unused: its placeholder can sit in a region the renderer dropped)."""
 
     def value(match: re.Match[str]) -> str:
         if match.group(1) not in values:
             raise BlockError(f"placeholder __{match.group(1)}__ is not filled")
-        used.add(match.group(1))
         return values[match.group(1)]
 
-    text = PLACEHOLDER.sub(value, text)
-    if used != set(values):
-        raise BlockError(f"no placeholder for {sorted(set(values) - used)}")
-    return text
+    return PLACEHOLDER.sub(value, text)
 
 
 def insert(text: str, **parts: str) -> str:
-    """Each ``# insert NAME`` line replaced by ``parts[NAME]``'s lines, indented as the line was."""
-    used: set[str] = set()
+    """Each ``# insert NAME`` line replaced by ``parts[NAME]``'s lines, indented as the line was
+    (an empty part: the line goes); each point must be given, a part may go unused."""
 
     def lines(match: re.Match[str]) -> str:
         indent, point = match.groups()
         if point not in parts:
             raise BlockError(f"insertion point {point} is not given")
-        used.add(point)
-        given = parts[point]
+        given = parts[point].rstrip("\n")
         return "".join(indent + line + "\n" if line else "\n" for line in given.split("\n")) if given else ""
 
-    text = INSERT.sub(lines, text)
-    if used != set(parts):
-        raise BlockError(f"no insertion point for {sorted(set(parts) - used)}")
-    return text
+    return INSERT.sub(lines, text)
 
 
 def regions(text: str, **kept: bool) -> str:

@@ -1,0 +1,39 @@
+"""The submission: the test predictions in the sample submission's shape, in ./final/submission.csv.
+
+A regression writes its values; a sample asking for one column per class gets each class's
+probability (matched by name, else by position); a two-class AUC or log-loss task the positive
+class's probability; any other classification the predicted class.
+"""
+
+from engine.agents.builtin.script_blocks.names import (
+    CLASSES,
+    FINAL_FIT,
+    ID_COL,
+    METRIC,
+    PER_CLASS_COLUMNS,
+    SUB_COLS,
+    TASK_KIND,
+    os,
+    pd,
+    sample_sub,
+    test_blend,
+    test_df,
+)
+
+# --- script ---
+ids = test_df[ID_COL].to_numpy() if ID_COL in test_df.columns else sample_sub[ID_COL].to_numpy()
+submission = pd.DataFrame({ID_COL: ids})
+if TASK_KIND == "regression":
+    submission[SUB_COLS[0]] = test_blend
+elif PER_CLASS_COLUMNS:
+    proba = test_blend / test_blend.sum(axis=1, keepdims=True)
+    names = [str(c) for c in CLASSES]
+    for j, col in enumerate(SUB_COLS):
+        submission[col] = proba[:, names.index(str(col))] if str(col) in names else proba[:, j]
+elif METRIC in ("roc_auc", "logloss") and len(CLASSES) == 2:
+    submission[SUB_COLS[0]] = test_blend[:, 1] / test_blend.sum(axis=1)
+else:
+    submission[SUB_COLS[0]] = CLASSES[test_blend.argmax(axis=1)]
+os.makedirs("./final", exist_ok=True)
+submission.to_csv("./final/submission.csv", index=False)
+print(f"Wrote ./final/submission.csv ({len(submission)} rows, final fit: {FINAL_FIT})")
