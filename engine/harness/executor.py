@@ -58,6 +58,8 @@ class EvalContext:
     # Host paths no script may see besides the task's private answers (the engine database).
     protected: tuple[str, ...] = ()
     sandbox_limits: SandboxLimits | None = None  # None: ``default_limits`` from memory and timeout
+    # The task's metric: a final submission must also hold what it scores (harness/submission.py).
+    metric: str | None = None
 
 
 def eval_dir_for(run_dir: str | Path, effect_id: str) -> Path:
@@ -107,7 +109,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
     result, estimate = take_final_run_estimate(evaluation.result)
     submission = None
     if request.expect_submission:
-        submission = check_submission(eval_dir / "final" / SUBMISSION_FILENAME, ctx.sample_submission)
+        submission = check_submission(eval_dir / "final" / SUBMISSION_FILENAME, ctx.sample_submission, ctx.metric)
     log.info("harness.evaluation.complete", effect_id=request.effect_id, score=result.score,
              is_error=result.is_error, exit_code=result.exit_code,
              submission_valid=submission.valid if submission else None)

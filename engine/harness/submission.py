@@ -1,5 +1,5 @@
 """The submission file a script leaves in ``final/``: presence (REQ-EX-024/025) and validity
-against the task's sample submission."""
+against the task's sample submission and the form its metric scores."""
 
 from __future__ import annotations
 
@@ -66,15 +66,18 @@ def _describe(values: list[str]) -> str:
     return shown + more
 
 
-def check_submission(path: str | os.PathLike[str], sample_path: str | os.PathLike[str] | None) -> SubmissionInfo:
+def check_submission(path: str | os.PathLike[str], sample_path: str | os.PathLike[str] | None,
+                     metric: str | None = None) -> SubmissionInfo:
     """Read a submission and check it against the sample submission.
 
     Valid means: readable CSV, at least one row, the sample's columns (all present; extra
     columns are an error too, since graders reject them; order is not checked because graders
     match by name), the sample's row count, and exactly the sample's id values, where the id
-    column is the sample's first column. Values are compared as text. Every failed check is
-    named in ``reason`` (joined by "; "). Without a sample only readability and non-emptiness
-    are checked.
+    column is the sample's first column. Values are compared as text. With the task's ``metric``
+    the prediction columns must also hold what it scores (numbers, probabilities in [0, 1], whole
+    ratings for kappa, at most k labels for MAP@k: ``engine.tasks.metrics.form_problem``, the rule
+    grading applies). Every failed check is named in ``reason`` (joined by "; "). Without a
+    sample only readability and non-emptiness are checked.
     """
     p = Path(path).resolve()
     if not p.is_file():
@@ -94,6 +97,8 @@ def check_submission(path: str | os.PathLike[str], sample_path: str | os.PathLik
             problems.append(f"sample submission unreadable: {exc}")
         else:
             problems.extend(_compare_with_sample(frame, sample))
+            if not problems and metric:
+                problems.extend(_form_problems(frame, sample, metric))
     return SubmissionInfo(
         exists=True, path=str(p), rows=len(frame), columns=columns, valid=not problems, reason="; ".join(problems)
     )
@@ -126,3 +131,11 @@ def _compare_with_sample(frame: pd.DataFrame, sample: pd.DataFrame) -> list[str]
         if duplicates:
             problems.append(f"{duplicates} duplicate ids in column {id_col!r}")
     return problems
+
+
+def _form_problems(frame: pd.DataFrame, sample: pd.DataFrame, metric: str) -> list[str]:
+    from engine.tasks.metrics import form_problem  # scikit-learn: only when a submission is checked
+
+    targets = [str(c) for c in sample.columns[1:]]
+    problem = form_problem(metric, frame, targets)
+    return [problem] if problem else []

@@ -187,10 +187,12 @@ def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBack
 
         run = driver_state().context()
         task_dir = run.task_dir
-        sample = task_dir / "sample_submission.csv"
+        from engine.tasks.layout import sample_submission_for
+
+        sample = sample_submission_for(task_dir)  # as task.yaml names it, not only sample_submission.csv
         cfg = run.config
         ctx = EvalContext(run_dir=run.run_dir, task_dir=task_dir,
-                          sample_submission=sample if sample.exists() else None,
+                          sample_submission=sample, metric=run.task.evaluation_metric,
                           subsample_limit=cfg.subsample_limit, memory_limit_mb=cfg.memory_limit_mb, gpu_info=gpu,
                           sandbox_mode=sandbox_mode, protected=protected)
         if cfg.evaluation_executor == "ray":

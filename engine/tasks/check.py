@@ -18,7 +18,7 @@ from engine.tasks.check_data import DataChecks
 from engine.tasks.check_files import Unreadable, read_csv
 from engine.tasks.columns import Column, Target
 from engine.tasks.loader import resolve_columns, resolve_metric
-from engine.tasks.metrics import canonical_metric, known_metrics, metric_info
+from engine.tasks.metric_registry import canonical_metric, known_metrics, metric_info
 from engine.tasks.model import TaskError, TaskMeta
 
 # Rows read to infer column kinds; a file's encoding is still checked to its last byte.

@@ -12,7 +12,7 @@ import pandas as pd
 
 from engine.tasks.check_files import image_problem
 from engine.tasks.columns import Column, Target, ids_name_images, image_folders, modality, target_kind
-from engine.tasks.metrics import canonical_metric, metric_info
+from engine.tasks.metric_registry import canonical_metric, metric_info
 from engine.tasks.model import TaskMeta, label_str
 
 if TYPE_CHECKING:

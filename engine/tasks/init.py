@@ -16,7 +16,7 @@ from engine.tasks import layout as lay
 from engine.tasks.check_files import Unreadable, read_csv
 from engine.tasks.columns import ids_name_images, image_folders, modality, target_kind
 from engine.tasks.loader import metric_from_description
-from engine.tasks.metrics import known_metrics
+from engine.tasks.metric_registry import known_metrics
 from engine.tasks.model import TaskError
 
 _ROWS = 5000  # rows read to infer kinds: enough to tell text from categories

@@ -183,3 +183,18 @@ def infer_modality(public: Path) -> str:
     if suffixes & _AUDIO_EXT:
         return "audio"
     return "tabular"
+
+
+def sample_submission_for(public: Path) -> Path | None:
+    """The sample submission of the task whose public data is ``public`` (as task.yaml names it,
+    else found by name): what a run's final submission is checked against. None when there is none
+    or it cannot be told; the task check at ``engine start`` refuses such a task beforehand."""
+    public = public.resolve()
+    for base in (public, public.parent, public.parent.parent):
+        try:
+            layout = find_layout(base)
+            if layout.public_dir.resolve() == public:
+                return find_sample_submission(public, read_meta(layout).sample_submission)
+        except TaskError:
+            continue
+    return None

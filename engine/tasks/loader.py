@@ -23,7 +23,7 @@ import structlog
 
 from engine.tasks import layout as lay
 from engine.tasks.leaderboard import from_kaggle_leaderboard
-from engine.tasks.metrics import canonical_metric, known_metrics, metric_info
+from engine.tasks.metric_registry import canonical_metric, known_metrics, metric_info
 from engine.tasks.model import Leaderboard, LoadedTask, TaskError, TaskMeta
 from events.domain import DataModality, MetricDirection, TaskDescription, TaskType
 

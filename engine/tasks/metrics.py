@@ -1,4 +1,4 @@
-"""Known evaluation metrics: their names, direction, and how to score aligned predictions.
+"""Scoring with the metric registry (engine/tasks/metric_registry.py): aligned predictions → a score.
 
 Scoring works on frames already aligned row by row with the answers (same ids, same order);
 checking the submission's shape is the grader's job. Two error kinds keep blame straight:
@@ -7,10 +7,6 @@ checking the submission's shape is the grader's job. Two error kinds keep blame 
 """
 
 from __future__ import annotations
-
-import re
-from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -30,144 +26,32 @@ from engine.tasks.metric_math import (
     quadratic_weighted_kappa,
     rmsle,
 )
+from engine.tasks.metric_registry import (
+    MAP_AT_K,
+    METRICS,
+    MetricInfo,
+    MetricKind,
+    canonical_metric,
+    known_metrics,
+    map_k,
+    metric_info,
+)
 from engine.tasks.model import ScoringSpec, TaskError, label_str
-from events.domain import MetricDirection, TaskType
-
-MetricKind = Literal["label", "value", "probability", "ranking"]
 
 # Kaggle clips probabilities by this much before taking logs; an overconfident wrong answer
 # then costs ~34.5 instead of infinity.
 _LOGLOSS_EPS = 1e-15
 
 
+__all__ = [  # the registry, re-exported: callers import metrics from here
+    "MAP_AT_K", "METRICS", "MetricInfo", "MetricKind", "SubmissionError", "canonical_metric", "form_problem",
+    "known_metrics", "map_k", "metric_info", "positive_class_of", "score_predictions", "truth_column",
+    "truth_labels",
+]
+
+
 class SubmissionError(ValueError):
     """The predictions cannot be scored; the message is the submission's rejection reason."""
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    name: str
-    direction: MetricDirection
-    kind: MetricKind  # what a submission holds: class labels, numbers, probabilities, ranked labels
-    task_type: TaskType
-    form: str = ""  # the submission this metric needs, in words (for `engine tasks check` and docs)
-
-
-_MAX, _MIN = MetricDirection.maximize, MetricDirection.minimize
-_CLS, _REG = TaskType.classification, TaskType.regression
-_LABEL = "one class label per row in each target column"
-_VALUE = "one number per row in each target column"
-_PROBA = ("the probability of the positive class in the one target column, or one probability "
-          "column per class (the column names are the classes)")
-MAP_AT_K = "map@k"  # stands for map@1, map@2, …: k is part of the name (`map@3`)
-
-METRICS: dict[str, MetricInfo] = {
-    m.name: m
-    for m in (
-        MetricInfo("roc_auc", _MAX, "probability", _CLS, _PROBA),
-        MetricInfo("mean_columnwise_roc_auc", _MAX, "probability", _CLS,
-                   "one probability per label column (multi-label: each column is its own 0/1 target)"),
-        MetricInfo("logloss", _MIN, "probability", _CLS, _PROBA),
-        MetricInfo("accuracy", _MAX, "label", _CLS, _LABEL),
-        MetricInfo("balanced_accuracy", _MAX, "label", _CLS, _LABEL),
-        MetricInfo("f1", _MAX, "label", _CLS, _LABEL),
-        MetricInfo("f1_macro", _MAX, "label", _CLS, _LABEL),
-        MetricInfo("quadratic_weighted_kappa", _MAX, "label", _CLS,
-                   "one ordinal rating (an integer class) per row in each target column"),
-        MetricInfo(MAP_AT_K, _MAX, "ranking", _CLS,
-                   "up to k class labels per row, best first, separated by spaces, in the one target column"),
-        MetricInfo("rmse", _MIN, "value", _REG, _VALUE),
-        MetricInfo("mcrmse", _MIN, "value", _REG,
-                   "one number per row in each target column; the score is the mean of the columns' RMSE"),
-        MetricInfo("rmsle", _MIN, "value", _REG, "one number > -1 (usually >= 0) per row in each target column"),
-        MetricInfo("mse", _MIN, "value", _REG, _VALUE),
-        MetricInfo("mae", _MIN, "value", _REG, _VALUE),
-        MetricInfo("r2", _MAX, "value", _REG, _VALUE),
-    )
-}
-
-# Spellings seen on Kaggle's evaluation pages and in MLE-bench's competitions, normalised the
-# way ``canonical_metric`` normalises a name (lower case, runs of spaces/dashes/slashes → "_").
-_ALIASES = {
-    "auc": "roc_auc",
-    "rocauc": "roc_auc",
-    "roc": "roc_auc",
-    "area_under_the_roc_curve": "roc_auc",
-    "area_under_the_receiver_operating_characteristic_curve": "roc_auc",
-    "mean_column_wise_roc_auc": "mean_columnwise_roc_auc",
-    "mean_columnwise_auc": "mean_columnwise_roc_auc",
-    "column_wise_roc_auc": "mean_columnwise_roc_auc",
-    "columnwise_roc_auc": "mean_columnwise_roc_auc",
-    "mcauc": "mean_columnwise_roc_auc",
-    "log_loss": "logloss",
-    "multi_logloss": "logloss",
-    "binary_logloss": "logloss",
-    "multiclass_logloss": "logloss",
-    "multi_class_logarithmic_loss": "logloss",
-    "multi_class_log_loss": "logloss",
-    "multiclass_loss": "logloss",
-    "cross_entropy": "logloss",
-    "acc": "accuracy",
-    "classification_accuracy": "accuracy",
-    "categorization_accuracy": "accuracy",
-    "balanced_acc": "balanced_accuracy",
-    "balanced_accuracy_score": "balanced_accuracy",
-    "f1_score": "f1",
-    "macro_f1": "f1_macro",
-    "macro_f1_score": "f1_macro",
-    "mean_f1": "f1_macro",
-    "f1_macro_score": "f1_macro",
-    "qwk": "quadratic_weighted_kappa",
-    "kappa": "quadratic_weighted_kappa",
-    "quadratic_kappa": "quadratic_weighted_kappa",
-    "quadratic_weighted_cohen_kappa": "quadratic_weighted_kappa",
-    "cohen_kappa_quadratic": "quadratic_weighted_kappa",
-    "root_mean_squared_error": "rmse",
-    "root_mean_square_error": "rmse",
-    "mean_columnwise_root_mean_squared_error": "mcrmse",
-    "mean_column_wise_root_mean_squared_error": "mcrmse",
-    "column_wise_rmse": "mcrmse",
-    "root_mean_squared_logarithmic_error": "rmsle",
-    "root_mean_squared_log_error": "rmsle",
-    "root_mean_square_logarithmic_error": "rmsle",
-    "mean_squared_error": "mse",
-    "mean_absolute_error": "mae",
-    "r2_score": "r2",
-}
-_MAP_AT = re.compile(r"^(?:map|mean_average_precision)_?@_?(\d+)$|^map_?(\d+)$|^map_at_(\d+)$")
-
-
-def canonical_metric(name: str) -> str | None:
-    """The canonical name of a known metric (``"ROC AUC"`` → ``"roc_auc"``, ``"MAP@3"`` →
-    ``"map@3"``), else None."""
-    key = re.sub(r"[\s\-/]+", "_", name.strip().lower())
-    match = _MAP_AT.match(key)
-    if match:
-        k = int(next(g for g in match.groups() if g))
-        return f"map@{k}" if k >= 1 else None
-    key = _ALIASES.get(key, key)
-    return key if key in METRICS and key != MAP_AT_K else None
-
-
-def map_k(name: str) -> int:
-    """k of a canonical ``map@k`` name."""
-    return int(name.split("@", 1)[1])
-
-
-def known_metrics() -> str:
-    """The registry's names, for messages that list them."""
-    return ", ".join(sorted(METRICS))
-
-
-def metric_info(name: str) -> MetricInfo:
-    canonical = canonical_metric(name)
-    if canonical is None:
-        raise TaskError(f"unknown evaluation_metric {name!r}; known metrics: {known_metrics()}")
-    if canonical.startswith("map@"):
-        generic = METRICS[MAP_AT_K]
-        return MetricInfo(canonical, generic.direction, generic.kind, generic.task_type,
-                          generic.form.replace("up to k", f"up to {map_k(canonical)}"))
-    return METRICS[canonical]
 
 
 # --- column helpers ---------------------------------------------------------------------
@@ -223,6 +107,39 @@ def positive_class_of(spec: ScoringSpec, truth: np.ndarray) -> str:
         f"cannot tell the positive class among {sorted(set(truth))}; "
         "set `positive_class` in task.yaml"
     )
+
+
+# --- the submission's form ------------------------------------------------------------
+
+
+def form_problem(metric: str, predictions: pd.DataFrame, target_columns: list[str]) -> str | None:
+    """Why these prediction columns are not what ``metric`` scores, or None (also for a metric
+    outside the registry, which nothing here can judge). The harness asks this of a run's final
+    submission; grading applies the same rules while it scores."""
+    if canonical_metric(metric) is None or not target_columns:
+        return None
+    info = metric_info(metric)
+    try:
+        for column in target_columns:
+            _check_column_form(info, predictions, column)
+    except SubmissionError as exc:
+        return f"{exc} ({info.name} needs {info.form})"
+    return None
+
+
+def _check_column_form(info: MetricInfo, predictions: pd.DataFrame, column: str) -> None:
+    if info.kind == "label":
+        labels = _labels(predictions[column].replace("", np.nan), column)
+        if info.name == "quadratic_weighted_kappa":
+            _ratings(labels, column)
+    elif info.kind == "ranking":
+        _ranked(predictions[column].fillna("").astype(str), column, map_k(info.name))
+    else:
+        values = _numeric(predictions, column)
+        if info.kind == "probability":
+            _probabilities(values, [column])
+        elif info.name == "rmsle" and (values <= -1).any():
+            raise SubmissionError(f"column {column!r} has value(s) <= -1, which RMSLE cannot score")
 
 
 # --- scoring ---------------------------------------------------------------------------
@@ -296,16 +213,20 @@ def _score_ranking(info: MetricInfo, spec: ScoringSpec, answers: pd.DataFrame,
     """MAP@k: the one target column holds up to k labels separated by spaces, best first."""
     column = spec.target_columns[0]
     truth = list(truth_labels(spec, answers, column))
-    cells = predictions[column].fillna("").astype(str)
-    ranked = [[label_str(g) for g in cell.split()] for cell in cells]
     k = map_k(info.name)
+    ranked = _ranked(predictions[column].fillna("").astype(str), column, k)
+    return mean_average_precision_at_k(truth, ranked, k)
+
+
+def _ranked(cells: pd.Series, column: str, k: int) -> list[list[str]]:
+    ranked = [[label_str(g) for g in cell.split()] for cell in cells]
     too_many = [i for i, guesses in enumerate(ranked) if len(guesses) > k]
     if too_many:
         raise SubmissionError(
             f"column {column!r} has more than {k} labels in {len(too_many)} row(s), "
             f"e.g. {cells.iloc[too_many[0]]!r}; MAP@{k} takes at most {k}, separated by spaces"
         )
-    return mean_average_precision_at_k(truth, ranked, k)
+    return ranked
 
 
 def _score_columnwise_auc(spec: ScoringSpec, answers: pd.DataFrame, predictions: pd.DataFrame) -> float:
