@@ -4,6 +4,7 @@ shares of the time limit and the models' prices. Frozen: a run's config is recor
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import (
@@ -17,6 +18,7 @@ from pydantic import (
 )
 
 _FROZEN = ConfigDict(frozen=True)
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class PhaseTimeBudget(BaseModel):
@@ -111,6 +113,22 @@ class PipelineConfig(BaseModel):
     evaluation_executor: Literal["local", "ray"] = "local"
     evaluation_cpus: float = Field(default=1.0, gt=0)
     evaluation_gpus: float = Field(default=0.0, ge=0)
+    # The names of variables of the engine's environment an evaluation script sees besides the
+    # allow-list (engine/harness/environment.py: locale, home, temporary folder, GPU and thread
+    # settings): e.g. ["HF_HOME", "WANDB_MODE"]. Names only; the values are read where it runs.
+    eval_env_pass: tuple[str, ...] = ()
+
+    @field_validator("eval_env_pass", mode="before")
+    @classmethod
+    def _names_to_pass(cls, value: Any) -> Any:
+        if isinstance(value, str):  # MLE_STAR_EVAL_ENV_PASS=HF_HOME,WANDB_MODE or --set eval_env_pass=HF_HOME
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, (list, tuple)):
+            bad = [v for v in value if not isinstance(v, str) or not _ENV_NAME.fullmatch(v)]
+            if bad:
+                raise ValueError(f"eval_env_pass takes names of environment variables (letters, digits, _), "
+                                 f"not {bad[0]!r}")
+        return value
 
     @field_validator("permission_mode")
     @classmethod
@@ -136,6 +154,8 @@ class PipelineConfig(BaseModel):
             data.pop("lone_evaluations_use_all_cores")
         if isinstance(data, dict) and not data.get("model_prices"):
             data.pop("model_prices", None)
+        if isinstance(data, dict) and not data.get("eval_env_pass"):
+            data.pop("eval_env_pass", None)
         if isinstance(data, dict) and data.get("evaluation_executor") == "local":
             for key in ("evaluation_executor", "evaluation_cpus", "evaluation_gpus"):
                 data.pop(key, None)

@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from engine.harness.environment import is_secret_name  # the one rule for which names hold secrets
+
 #: Variables that authenticate the Claude CLI directly.
 CREDENTIAL_VARS: tuple[str, ...] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 #: Flags that route the CLI through a cloud provider that brings its own credentials.
@@ -18,11 +20,11 @@ PROVIDER_FLAGS: tuple[str, ...] = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_V
 
 REDACTED = "[REDACTED]"
 
-# Names whose values we treat as secret even if we do not know the variable.
-_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY)", re.IGNORECASE)
-# Shapes of secrets that might appear without coming from our environment (echoed by a tool).
+# Shapes of secrets that might appear without coming from our environment (echoed by a tool),
+# the password of a URL's user included (postgresql://user:password@host/db in any variable).
 _SECRET_SHAPES = (
     re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"([a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(?=@)", re.IGNORECASE),
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{16,}"),
     re.compile(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._\-]{8,}"),
 )
@@ -45,7 +47,7 @@ def detect_credentials(env: Mapping[str, str]) -> str | None:
 
 
 def secret_values(env: Mapping[str, str]) -> list[str]:
-    values = {v for k, v in env.items() if _SECRET_NAME.search(k) and v and len(v) >= _MIN_SECRET_LEN}
+    values = {v for k, v in env.items() if is_secret_name(k) and v and len(v) >= _MIN_SECRET_LEN}
     return sorted(values, key=len, reverse=True)  # longest first: no partial leftovers
 
 

@@ -6,6 +6,7 @@
 | ``MLE_STAR_LOG_LEVEL``  | ``log_level``         | DEBUG   |
 | ``MLE_STAR_MAX_BUDGET`` | ``max_budget_usd``    | 10.5    |
 | ``MLE_STAR_TIME_LIMIT`` | ``time_limit_seconds``| 3600    |
+| ``MLE_STAR_EVAL_ENV_PASS`` | ``eval_env_pass`` | HF_HOME,WANDB_MODE |
 
 Precedence, lowest first: built-in defaults < ``--preset`` < environment < ``--config`` file <
 ``--time-limit``/``--max-budget`` flags < ``--set``. In the library (``engine.api``) the
@@ -32,6 +33,7 @@ ENV_SETTINGS: dict[str, tuple[str, type]] = {
     "MLE_STAR_LOG_LEVEL": ("log_level", str),
     "MLE_STAR_MAX_BUDGET": ("max_budget_usd", float),
     "MLE_STAR_TIME_LIMIT": ("time_limit_seconds", int),
+    "MLE_STAR_EVAL_ENV_PASS": ("eval_env_pass", str),  # names, comma-separated (events/config.py)
 }
 
 

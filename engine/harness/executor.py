@@ -58,6 +58,8 @@ class EvalContext:
     # Host paths no script may see besides the task's private answers (the engine database).
     protected: tuple[str, ...] = ()
     sandbox_limits: SandboxLimits | None = None  # None: ``default_limits`` from memory and timeout
+    # Names of the engine's variables a script sees besides the allow-list (``eval_env_pass``).
+    env_pass: tuple[str, ...] = ()
     # The task's metric: a final submission must also hold what it scores (harness/submission.py).
     metric: str | None = None
 
@@ -76,7 +78,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
     """Evaluate ``code`` (the script of ``request.solution_id``) and report the result.
 
     * timeout ``request.timeout_s``; ``ctx.memory_limit_mb`` kills the tree when exceeded;
-    * the script's environment has no credentials (see ``build_execution_env``) and tells it the
+    * the script's environment is an allow-list (see ``build_execution_env``) and tells it the
       cores it may use (``request.cores``, as ``ENGINE_EVAL_CORES``);
     * a rejected script (empty, exit call) is an error result with the rejection message;
     * ``submission`` is filled when ``request.expect_submission``: ``final/submission.csv``
@@ -97,7 +99,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
         evaluation = await evaluate_code(
             code, eval_dir, request.timeout_s,
             filename=f"{request.solution_id}.py",
-            env=build_execution_env(_gpu_indices(ctx.gpu_info), cores=request.cores),
+            env=build_execution_env(_gpu_indices(ctx.gpu_info), passed=ctx.env_pass, cores=request.cores),
             memory_limit_mb=policy.limits.memory_mb,
             output_limit_bytes=ctx.output_limit_bytes,
             kill_grace_seconds=ctx.kill_grace_seconds,

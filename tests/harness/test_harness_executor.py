@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from engine.harness import (
     run_evaluation,
     verify_submission,
 )
-from engine.harness.environment import usable_cores
+from engine.harness.environment import script_may_see, usable_cores
 from events.core import EvaluationCompleted, EvaluationRequested
 from events.domain import (
     DataModality,
@@ -40,6 +41,11 @@ test = pd.read_csv("input/test.csv")
 pd.DataFrame({{"id": test["id"], "y": [{value}] * len(test)}}).to_csv("final/submission.csv", index=False)
 print("Final Validation Performance: {score}")
 """
+
+
+# What the engine sets itself in every script's environment (besides the allow-list it passes on),
+# and what the interpreter or bubblewrap's launcher add at start-up.
+ENGINE_SET = {"PYTHONUNBUFFERED", "PYTHONHASHSEED", "ENGINE_EVAL_DEADLINE", "ENGINE_EVAL_CORES", "LC_CTYPE", "PWD"}
 
 
 def _ctx(tmp_path: Path, task_dir: Path, **kw) -> EvalContext:
@@ -115,17 +121,40 @@ async def test_executor_resets_directory_on_rerun(tmp_path: Path, task_dir: Path
     assert not stray.exists()
 
 
-async def test_executor_env_has_no_secrets(tmp_path: Path, task_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
-    monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok")
-    monkeypatch.setenv("MY_SECRET_THING", "s")
-    monkeypatch.setenv("HARMLESS_SETTING", "fine")
-    code = "import os\nprint(sorted(os.environ))\nprint(os.environ.get('HARMLESS_SETTING'))\n"
-    done = await run_evaluation(_request(code), code, _ctx(tmp_path, task_dir))
-    out = done.result.stdout
-    for name in ("ANTHROPIC_API_KEY", "SOME_SERVICE_TOKEN", "MY_SECRET_THING", "sk-ant-secret"):
-        assert name not in out
-    assert "fine" in out
+ENGINE_SECRETS = {"ENGINE_DB": "postgresql://u:secret@h/db", "DATABASE_URL": "postgresql://u:secret@h/other",
+                  "ANTHROPIC_API_KEY": "sk-ant-secret-0123456789", "SOME_SERVICE_TOKEN": "tok-0123456789",
+                  "PYTHONPATH": "/somewhere", "HARMLESS_SETTING": "fine", "OMP_NUM_THREADS": "3", "LC_ALL": "C.UTF-8"}
+
+
+@pytest.mark.parametrize("sandbox_mode", ["none", "bwrap"])
+async def test_a_script_sees_only_the_allow_list(tmp_path: Path, task_dir: Path, sandbox_mode: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 61, item 9: a script that prints its environment, run while the engine's own holds
+    ENGINE_DB=postgresql://u:secret@h/db, DATABASE_URL, an API key and ordinary settings, sees the
+    allow-list (locale, home, temporary folder, thread settings, the engine's ENGINE_EVAL_*) and
+    the interpreter's two settings; nothing else, and no secret."""
+    for name, value in ENGINE_SECRETS.items():
+        monkeypatch.setenv(name, value)
+    code = "import json, os\nprint(json.dumps(dict(os.environ)))\n"
+    done = await run_evaluation(_request(code), code, _ctx(tmp_path, task_dir, sandbox_mode=sandbox_mode))
+    assert not done.result.is_error, done.result.stderr
+    seen = json.loads(done.result.stdout.strip().splitlines()[-1])
+    outside = {n for n in seen if not script_may_see(n) and n not in ENGINE_SET
+               and not (sandbox_mode == "bwrap" and seen[n] == "sandbox")}  # the sandbox's own USER, LOGNAME
+    assert outside == set(), outside
+    assert "secret" not in done.result.stdout
+    assert seen["OMP_NUM_THREADS"] == "3" and seen["LC_ALL"] == "C.UTF-8"
+    assert not {"ENGINE_DB", "DATABASE_URL", "PYTHONPATH", "HARMLESS_SETTING"} & set(seen)
+
+
+async def test_eval_env_pass_adds_the_names_the_user_gives(tmp_path: Path, task_dir: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in ENGINE_SECRETS.items():
+        monkeypatch.setenv(name, value)
+    code = "import json, os\nprint(json.dumps(dict(os.environ)))\n"
+    done = await run_evaluation(_request(code), code, _ctx(tmp_path, task_dir, env_pass=("HARMLESS_SETTING",)))
+    seen = json.loads(done.result.stdout.strip().splitlines()[-1])
+    assert seen["HARMLESS_SETTING"] == "fine" and "ENGINE_DB" not in seen
 
 
 @pytest.mark.parametrize("sandbox_mode", ["none", "bwrap"])

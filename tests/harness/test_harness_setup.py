@@ -58,18 +58,39 @@ def test_req_ex_004_build_execution_env() -> None:
     assert "CUDA_VISIBLE_DEVICES" not in build_execution_env(None, base={"PATH": "/bin"})
 
 
-def test_env_strips_secrets() -> None:
+def test_the_script_environment_is_an_allow_list() -> None:
+    """Issue 61, item 9: what a script inherits is the allow-list, whatever else the engine's
+    environment holds (a database URL with its password, credentials, the engine's own paths);
+    the user adds names with ``eval_env_pass`` (``passed``)."""
     base = {
-        "PATH": "/bin", "HOME": "/root", "LANG": "C.UTF-8", "PYTHONPATH": "/x",
+        "PATH": "/bin", "HOME": "/root", "LANG": "C.UTF-8", "LC_ALL": "C", "TMPDIR": "/t", "PYTHONPATH": "/x",
+        "ENGINE_DB": "postgresql://u:secret@h/db", "DATABASE_URL": "postgresql://u:secret@h/x", "USER": "me",
         "ANTHROPIC_API_KEY": "sk-1", "OPENAI_API_KEY": "sk-2", "HF_TOKEN": "t", "GITHUB_TOKEN": "g",
         "AWS_SECRET_ACCESS_KEY": "a", "AWS_ACCESS_KEY_ID": "b", "DB_PASSWORD": "p", "KAGGLE_KEY": "k",
         "CLAUDE_CODE_OAUTH_TOKEN": "o", "MY_client_secret": "c", "GOOGLE_APPLICATION_CREDENTIALS": "/c.json",
+        "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+        "ENGINE_EVAL_MODE": "x", "CUDA_API_KEY": "looks-like-a-secret", "ENGINE_UI_TOKEN": "u", "ENGINE_BUSY_TIMEOUT_MS": "9",
     }
     env = build_execution_env(base=base)
-    assert set(env) == {"PATH", "HOME", "LANG", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONHASHSEED"}
-    assert is_secret_name("ANTHROPIC_AUTH_TOKEN")
-    assert not is_secret_name("CUDA_VISIBLE_DEVICES")
-    assert build_execution_env(base=base, strip_secrets=False)["ANTHROPIC_API_KEY"] == "sk-1"
+    assert set(env) == {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                        "OPENBLAS_NUM_THREADS", "CUDA_DEVICE_ORDER", "ENGINE_EVAL_MODE", "PYTHONUNBUFFERED",
+                        "PYTHONHASHSEED"}
+    passed = build_execution_env(base=base, passed=["USER", "HF_TOKEN", "NOT_SET"])
+    assert passed["USER"] == "me" and passed["HF_TOKEN"] == "t" and "NOT_SET" not in passed
+    assert is_secret_name("ANTHROPIC_AUTH_TOKEN") and is_secret_name("CUDA_API_KEY")
+    assert not is_secret_name("CUDA_VISIBLE_DEVICES") and not is_secret_name("GIT_AUTHOR_NAME")
+
+
+def test_redaction_and_the_script_environment_share_one_rule_for_secrets() -> None:
+    """One rule decides which names hold secrets: the backends' redaction takes their values,
+    and the script's allow-list withholds them (even under an allowed prefix)."""
+    from engine.agents.secrets import Redactor
+
+    env = {"CUDA_API_KEY": "value-of-a-key-0123", "GIT_AUTHOR_NAME": "Ada Lovelace", "MY_PASSWD": "hunter2-hunter2",
+           "ENGINE_DB": "postgresql://u:s3cret-pw@h/db"}
+    text = Redactor.from_env(env).text(" ".join(env.values()))
+    assert text == "[REDACTED] Ada Lovelace [REDACTED] postgresql://u:[REDACTED]@h/db"
+    assert "CUDA_API_KEY" not in build_execution_env(base=env)
 
 
 def test_req_ex_005_write_script_exact_utf8(tmp_path: Path) -> None:
