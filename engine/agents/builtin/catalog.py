@@ -11,6 +11,8 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.agents.builtin.blocks import block, fill
+
 # Preprocessing a family works best with; a member whose family prefers something else than the
 # solution's DATA gene carries its own override.
 TREE_PREP = {"num_impute": "median", "indicators": False, "scale": "none", "encode": "ordinal"}
@@ -331,7 +333,8 @@ def estimator_class(family: Family, kind: str) -> str:
 
 
 def example_code(family: Family, kind: str) -> str:
-    """A short snippet that runs on synthetic data: the retriever's 'example code'."""
+    """A short snippet that runs on synthetic data: the retriever's 'example code'
+    (``script_blocks/example.py``)."""
     cls = estimator_class(family, kind)
     params = {**family.model_params[kind], **family.reg_params[kind]}
     args = ", ".join(f"{k}={py_literal(k, v)}" for k, v in params.items())
@@ -341,16 +344,7 @@ def example_code(family: Family, kind: str) -> str:
     args = ", ".join(a for a in (args, fixed) if a)
     maker = "make_classification" if kind == "classification" else "make_regression"
     scoring = "roc_auc" if kind == "classification" else "neg_root_mean_squared_error"
-    return (
-        f"from sklearn.datasets import {maker}\n"
-        "from sklearn.model_selection import cross_val_score\n"
-        "from sklearn.pipeline import make_pipeline\n"
-        "from sklearn.preprocessing import StandardScaler\n"
-        f"from {family.module} import {cls}\n\n"
-        f"X, y = {maker}(n_samples=400, n_features=10, random_state=0)\n"
-        f"model = make_pipeline(StandardScaler(), {cls}({args}))\n"
-        f"print(cross_val_score(model, X, y, cv=3, scoring={scoring!r}).mean())\n"
-    )
+    return fill(block("example"), MAKER=maker, MODULE=family.module, ESTIMATOR=cls, ARGS=args, SCORING=repr(scoring))
 
 
 def py_literal(name: str, value: Any) -> str:

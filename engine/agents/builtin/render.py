@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.agents.builtin.blocks import block, definitions, fill, insert, lines
 from engine.agents.builtin.catalog import FAMILIES, Family
 from engine.agents.builtin.render_data import render_data, render_preamble
 from engine.agents.builtin.render_model import render_loss, render_model, render_reg, render_stub
@@ -68,35 +69,20 @@ def render_solution(spec: dict[str, Any]) -> str:
 
 
 def render_ablation(spec: dict[str, Any], variants: list[tuple[str, str, dict[str, Any]]]) -> str:
-    """A script that runs the solution once per variant and prints every variant's score.
+    """A script that runs the solution once per variant and prints every variant's score
+    (``script_blocks/ablation*.py``); ``variants[0]`` is the unchanged baseline."""
+    preamble = render_preamble(spec, suffix="- ablation study (builtin offline agent)")
+    functions = [_ablation_variant(i, *variant) for i, variant in enumerate(variants)]
+    runs = lines(*(fill(block("ablation_run"), INDEX=str(i), COMPONENT=component, DESCRIPTION=description)
+                   for i, (component, description, _) in enumerate(variants)))
+    return definitions(preamble, *functions, insert(block("ablation"), runs=runs)) + "\n"
 
-    Each variant is the solution's own code (rendered from its spec) wrapped in a function, so
-    the study measures exactly what the solution does; ``variants[0]`` is the unchanged baseline.
-    """
-    lines = [render_preamble(spec).rstrip("\n").replace(
-        "(written by the builtin offline agent)", "- ablation study (builtin offline agent)"), ""]
-    for i, (component, description, variant) in enumerate(variants):
-        lines += ["", f"def run_variant_{i}():", f'    """{component}: {description}"""']
-        for locus in LOCI:
-            body = render_body(variant, locus, mode="ablation")
-            lines += [f"    # [{locus}]"]
-            lines += ["    " + line if line.strip() else "" for line in body.split("\n")]
-        lines += ["    return val_score", ""]
-    lines += ["", "results = []"]
-    for i, (component, description, _) in enumerate(variants):
-        lines += [
-            f"score = run_variant_{i}()",
-            f'results.append(("{component}", score))',
-            f'print(f"ABLATION {component} | {description} | {{METRIC}}={{score:.6f}}")',
-        ]
-    lines += [
-        "baseline = results[0][1]",
-        "changes = [(name, s - baseline) for name, s in results[1:]]",
-        "name, delta = max(changes, key=lambda item: abs(item[1]))",
-        'print(f"Most impactful component: {name} (score change {delta:+.6f} when changed; '
-        '{METRIC} {\'higher\' if GREATER_IS_BETTER else \'lower\'} is better)")',
-    ]
-    return "\n".join(lines) + "\n"
+
+def _ablation_variant(index: int, component: str, description: str, variant: dict[str, Any]) -> str:
+    """The solution's own code for one variant (rendered from its spec), wrapped in a function."""
+    sections = lines(*(lines(f"# [{locus}]", render_body(variant, locus, mode="ablation")) for locus in LOCI))
+    code = fill(block("ablation_variant"), INDEX=str(index), COMPONENT=component, DESCRIPTION=description)
+    return insert(code, sections=sections)
 
 
 def approach_tag(spec: dict[str, Any]) -> str:

@@ -120,3 +120,6 @@ __FOLDS__: int
 __SCORED__: Any
 __SCORES_AGAIN__: bool
 __ROW_BAG__: Any
+__SCORING__: str
+run_variant___INDEX__: Callable[[], float]
+results: list[tuple[str, float]]
