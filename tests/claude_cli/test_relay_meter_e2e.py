@@ -133,7 +133,7 @@ def test_requests_the_agents_shell_sends_are_metered_or_refused_and_the_run_reco
     stopped = [e for e in log if e["type"] == "AgentCallFailed" and "relay refused" in e["error"]]
     assert stopped and all(e["error"].startswith("budget") for e in stopped)
     # ... and its usage says what the meter saw, as a completed call's does (AgentCallFailed v4).
-    assert all(e["usage"]["cost_source"] == "relay" and e["usage"]["relay"]["requests"] >= 1 for e in stopped)
+    assert all(e["usage"]["cost_source"] == "price_table" and e["usage"]["relay"]["requests"] >= 1 for e in stopped)
 
     figures = {"budget_usd": budget, "served_usd": round(served, 6), "recorded_usd": round(recorded, 6),
                "one_call_cap_usd": round(one_call, 6), "charged_at_most_usd": at_most, "shell_requests_answered": len(shell_sent),
