@@ -76,7 +76,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     for name, metric, direction, naive, base, full in rows:
         fmt = lambda r: f"{r['test_score']:.4f}" if r.get("test_score") is not None else f"failed {r.get('error')}"
-        print(f"| {name} | {metric} ({direction}) | {naive:.4f} | {fmt(base)} | {fmt(full)} | {full['wall_s']:.0f} s |")
+        print(f"| {name} | {metric} ({getattr(direction, 'value', direction)}) | {naive:.4f} | {fmt(base)} | {fmt(full)} | {full['wall_s']:.0f} s |")
     return 1 if any("error" in r for row in rows for r in row[4:]) else 0
 
 

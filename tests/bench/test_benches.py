@@ -26,7 +26,7 @@ SMOKE_FIGURES = {
     "bench_postgres.py": ["durable single-event appends/s: ours", "durable batched appends/s (50/batch): ours"],
     "bench_ui.py": ["first render of the run page", "cold open"],
     "bench_campaign.py": ["wall ratio sequential / campaign", "same best scores both ways: yes"],
-    "bench_quality.py": ["| iris | log_loss"],
+    "bench_quality.py": ["| iris | logloss (minimize) |"],
     "bench_claude_cost.py": ['"preset": "quick", "agent_calls"'],
 }
 
