@@ -16,16 +16,9 @@ Past its soft end (``Deadline``) Phase 1 wraps up: once a candidate has a score 
 running are cut, no merge starts, and s_0 goes through the safety checks as it is; each cut is a
 recorded ``WorkCut``. The one draft it waits for is the retriever's first choice (candidate 0, the
 model it ranks likeliest to do best on this task; ``FirstChoice``): a quicker, lower-ranked draft
-that scores first does not make it give that one up (airport-state at 120 s: the forest drafted
-first was cut when the linear model scored, and the whole run refined a logistic regression).
-The pipeline bounds that wait (``handlers.mlestar.pipeline``).
-
-Two deadlines: the candidates and the safety checks run under the workflow's (the pipeline sets
-it to the point Phase 1 may be extended to, the finalize-now point: while no candidate has a score
-their evaluations' timeouts and debug rounds reach it, and an extended Phase 1 still checks its
-s_0); the merges, which only start before the soft end, under Phase 1's own window (``deadline_s``
-and ``end_s``), so no merge's timeout reaches past it. Phase 1's guard timer (the pipeline's)
-cuts whatever runs past the window of a Phase 1 that has a score.
+that scores first must not make it give that one up, or the whole run refines a weaker family.
+The pipeline bounds that wait (``handlers.mlestar.pipeline``). Phase 1's window, its time mode
+and its cuts are kept beside the algorithm, in ``handlers.mlestar.phase1_time``.
 """
 
 from __future__ import annotations
@@ -40,14 +33,14 @@ from events.pipeline import WorkCut
 from events.results import Phase1Result
 from events.score import Score
 from events.values import EvaluationResult, SolutionScript
-from handlers.deadline import Deadline
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry, replaces_incumbent
 from handlers.futures import Task
 from handlers.mlestar.bestsofar import rebase_best
+from handlers.mlestar.phase1_time import Phase1Time
 from handlers.money import budget_stopped
 from handlers.safety import check_and_fix_leakage, check_data_usage
 from handlers.step_policy import StepTimer, room_for_another, time_driven
-from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, timeout_for, warn
+from handlers.toolkit import ask, code_of, deadline_of, past, score_rule, timeout_for, warn
 from handlers.workflow import Workflow
 
 BUDGET_STOPPED = "stopped by the budget: A_init's call was refused or cut for want of money"
@@ -55,74 +48,86 @@ BUDGET_STOPPED = "stopped by the budget: A_init's call was refused or cut for wa
 
 async def run_phase1(wf: Workflow, *, deadline_s: float | None = None, end_s: float | None = None) -> Phase1Result:
     """REQ-P1-018: Algorithm 1 as decisions in scope ``phase1``. ``deadline_s``/``end_s``: Phase 1's
-    own soft and hard end (the merges and checks); the candidates run under ``wf``'s deadline."""
+    own soft and hard end, which bound the merges (``Phase1Time``)."""
     wf = wf.at("phase1")
-    own = wf if deadline_s is None else wf.within(Deadline(deadline_s, end_s))
-    wf.record(PhaseStarted(phase="phase1", budget_s=None if deadline_s is None else deadline_s - wf.now))
+    clock = Phase1Time(wf, deadline_s, end_s)
+    wf.record(PhaseStarted(phase="phase1", budget_s=clock.budget_s))
     rule = score_rule(wf)
-    M = wf.config.num_retrieved_models
 
-    models = await retrieve_models(wf, M)                                        # line 1
-    timed, drafts = time_driven(wf.config), StepTimer()
-    evaluated = await draft_candidates(wf, models, deadline_s, drafts)           # lines 2-5
-    if len(evaluated) < len(models):  # time mode: the window held no more drafts
-        info(wf, f"time mode: {len(evaluated)} of {len(models)} candidates drafted, no time for another in "
-                 "phase 1's window", drafted=len(evaluated), retrieved=len(models), draft_s=drafts.estimate_s)
-        models = models[:len(evaluated)]
-    candidates = [ev.solution for ev in evaluated]
-    scores = [ev.score if ev.ok else None for ev in evaluated]
-
-    ranked = rank_candidates(scores, rule)                                        # line 6 (π)
-    ranked_scores = [s for s in (scores[i] for i in ranked) if s is not None]    # all of them: π keeps scored ones
-    wf.record(CandidatesRanked(order=ranked, scores=ranked_scores,
-                               excluded=[i for i, s in enumerate(scores) if s is None]))
-    if not ranked:
-        stopped = sum(1 for ev in evaluated if ev.result.error_traceback == BUDGET_STOPPED)
-        raise PipelineError(f"Phase 1 failed: all {len(models)} candidates produced execution errors" if not stopped
-                            else f"Phase 1 failed: no candidate has a score ({stopped} of {len(models)} stopped by "
-                                 "the budget before they had code)",
-                            {"candidate_errors": [ev.result.error_traceback or ev.result.stderr[-500:]
-                                                  for ev in evaluated]})
+    models = await retrieve_models(wf, wf.config.num_retrieved_models)           # line 1
+    evaluated = await draft_candidates(wf, models, deadline_s, clock.drafts)      # lines 2-5
+    models = clock.drafted(models, evaluated)
+    ranked = rank_drafts(wf, evaluated, rule)                                     # line 6 (π)
     s0, s0_id = evaluated[ranked[0]].solution, evaluated[ranked[0]].solution_id
-    h_best: float = ranked_scores[0]                                             # line 7
-
-    merges = StepTimer(prior_s=drafts.estimate_s)  # a merge is a call and a run, as a draft is
+    h_best = evaluated[ranked[0]].score                                          # line 7
+    assert h_best is not None
     unmerged: list[SolutionScript] = []
     for n, i in enumerate(ranked[1:]):                                           # lines 8-17
-        # No merge starts after the soft end (time mode: nor one that would not end before it):
-        # s_0 goes to the checks as it is.
-        no_time = timed and not room_for_another(deadline_of(wf, deadline_s), wf.now, merges.estimate_s)
-        if past(wf, deadline_s) or no_time:
-            wf.record(WorkCut(unit="phase1", reason="no time for another merge in phase 1's window" if no_time
-                              and not past(wf, deadline_s) else "phase1 deadline reached", at_s=wf.now,
-                              where=f"merge {n + 1} of {len(ranked) - 1}", steps_done=n,
-                              kept_solution_id=s0_id, kept_score=h_best))
+        if clock.merges_end(n, len(ranked) - 1, s0_id, h_best):
             unmerged = [evaluated[j].solution for j in ranked[1 + n:]]
             break
-        started = wf.now
-        merged = await merge_solutions(own, s0, s0_id, evaluated[i], i, deadline_s)
-        merges.took(started, wf.now)
-        if merged is not None and merged.ok and merged.score is not None and replaces_incumbent(
-                wf, rule, merged.score, merged.solution_id, h_best, s0_id):
-            s0, s0_id, h_best = merged.solution, merged.solution_id, merged.score
-            wf.record(MergeDecided(candidate_index=i, accepted=True, score=h_best, best=h_best,
-                                   solution_id=s0_id))
-            continue
-        wf.record(MergeDecided(candidate_index=i, accepted=False, score=merged.score if merged else None,
-                               best=h_best, solution_id=merged.solution_id if merged else "",
-                               reason="merger gave no code" if merged is None else
-                               "merged script failed" if not merged.ok else
-                               "better by less than the validation noise" if rule.at_least(merged.score, h_best)
-                               else "no improvement"))
-        break                                                                    # REQ-P1-027/028
+        merged = await clock.timed_merge(merge_solutions(clock.own, s0, s0_id, evaluated[i], i, deadline_s))
+        accepted = merge_decision(wf, rule, merged, i, s0_id, h_best)
+        if accepted is None:
+            break                                                                # REQ-P1-027/028
+        s0, s0_id, h_best = accepted
 
     s0, s0_id, h_best = await post_merge_checks(wf, s0, s0_id, h_best, deadline_s)
-    result = Phase1Result(retrieved_models=models, candidate_solutions=candidates, candidate_scores=scores,
+    result = Phase1Result(retrieved_models=models, candidate_solutions=[ev.solution for ev in evaluated],
+                          candidate_scores=candidate_scores(evaluated),
                           initial_solution=s0.model_copy(update={"score": h_best}), initial_score=h_best,
                           unmerged=unmerged)
     wf.record(PhaseCompleted(phase="phase1", result={"initial_solution_id": s0_id, "initial_score": h_best,
-                                                     "candidate_scores": scores}))
+                                                     "candidate_scores": result.candidate_scores}))
     return result
+
+
+def candidate_scores(evaluated: list[Evaluated]) -> list[float | None]:
+    """h(s_init^i) for each candidate; None for one that has no score."""
+    return [ev.score if ev.ok else None for ev in evaluated]
+
+
+def rank_drafts(wf: Workflow, evaluated: list[Evaluated], rule: Score) -> list[int]:
+    """Line 6: π over the candidates, recorded; a Phase 1 where no candidate has a score fails."""
+    scores = candidate_scores(evaluated)
+    ranked = rank_candidates(scores, rule)
+    wf.record(CandidatesRanked(order=ranked, scores=[s for s in (scores[i] for i in ranked) if s is not None],
+                               excluded=[i for i, s in enumerate(scores) if s is None]))
+    if not ranked:
+        stopped = sum(1 for ev in evaluated if ev.result.error_traceback == BUDGET_STOPPED)
+        raise PipelineError(f"Phase 1 failed: all {len(evaluated)} candidates produced execution errors" if not stopped
+                            else f"Phase 1 failed: no candidate has a score ({stopped} of {len(evaluated)} stopped by "
+                                 "the budget before they had code)",
+                            {"candidate_errors": [ev.result.error_traceback or ev.result.stderr[-500:]
+                                                  for ev in evaluated]})
+    return ranked
+
+
+def merge_decision(wf: Workflow, rule: Score, merged: Evaluated | None, i: int, s0_id: str,
+                   h_best: float) -> tuple[SolutionScript, str, float] | None:
+    """Lines 10-16: the merge with candidate ``i`` becomes s_0 when it scores at least h_best
+    (by more than the validation noise, ``replaces_incumbent``); recorded either way. Returns
+    the new s_0, its id and score, or None (the merges end)."""
+    if merged is not None and merged.ok and merged.score is not None and replaces_incumbent(
+            wf, rule, merged.score, merged.solution_id, h_best, s0_id):
+        wf.record(MergeDecided(candidate_index=i, accepted=True, score=merged.score, best=merged.score,
+                               solution_id=merged.solution_id))
+        return merged.solution, merged.solution_id, merged.score
+    wf.record(MergeDecided(candidate_index=i, accepted=False, score=merged.score if merged else None,
+                           best=h_best, solution_id=merged.solution_id if merged else "",
+                           reason=merge_rejection(rule, merged, h_best)))
+    return None
+
+
+def merge_rejection(rule: Score, merged: Evaluated | None, h_best: float) -> str:
+    """Why a merge did not become s_0."""
+    if merged is None:
+        return "merger gave no code"
+    if not merged.ok:
+        return "merged script failed"
+    if rule.at_least(merged.score, h_best):
+        return "better by less than the validation noise"
+    return "no improvement"
 
 
 async def retrieve_models(wf: Workflow, M: int) -> list[RetrievedModel]:
@@ -161,53 +166,78 @@ async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_
     (as long as the drafts so far took, ``timer``) and the first merge after it (as long again);
     while none has a score, one more draft in the extension's window. The list returned covers
     the drafted ones."""
-    timer = timer if timer is not None else StepTimer()
-    timed, window = time_driven(wf.config), deadline_of(wf, deadline_s)
-
-    async def timed_draft(i: int, model: RetrievedModel) -> Evaluated:
-        started = wf.now
-        ev = await generate_candidate(wf, i, model)
-        timer.took(started, wf.now)
-        return ev
-
-    tasks: list[Task] = []
-    first = min(len(models), wf.config.max_concurrent_evaluations) if timed else len(models)
-    for i in range(first):
-        tasks.append(wf.spawn(timed_draft(i, models[i]) if timed else generate_candidate(wf, i, models[i]),
-                              f"candidate-{i}"))
-    first_choice(wf).running = bool(tasks)
+    drafts = _Drafts(wf, models, deadline_s, timer if timer is not None else StepTimer())
     while True:
-        scored = any(t.done and t.result.error is None and t.result.value.ok for t in tasks)
-        # While none has a score, further drafts may use the extension (the workflow's deadline).
-        # Once one has, a draft leaves Phase 1's window room for the first merge after it (a call
-        # and a run, as a draft is): the blend of the two best is worth more than a later draft.
-        room, step_s = (window, 2 * timer.estimate_s) if scored else (deadline_of(wf), timer.estimate_s)
-        while (timed and len(tasks) < len(models) and sum(not t.done for t in tasks) < first
-               and room_for_another(room, wf.now, step_s)):
-            tasks.append(wf.spawn(timed_draft(len(tasks), models[len(tasks)]), f"candidate-{len(tasks)}"))
-        pending = [t for t in tasks if not t.done]
-        if not pending:
-            break
-        if past(wf, deadline_s) and scored and tasks[0].done:
+        drafts.start_more()
+        pending = [t for t in drafts.tasks if not t.done]
+        if not pending or (past(wf, deadline_s) and drafts.scored() and drafts.tasks[0].done):
             break
         await wf.first(*pending)
-    cut = [i for i, t in enumerate(tasks) if not t.done]
-    for i in cut:
-        wf.cancel(tasks[i], "phase1 deadline reached with a scored candidate")
-    evaluated: list[Evaluated] = []
-    for i, t in enumerate(tasks):
-        if i not in cut:
-            evaluated.append(await t)
-            continue
-        wf.record(CandidateEvaluated(index=i, model_name=models[i].model_name, solution_id=None, score=None,
-                                     error="cut: Phase 1's deadline passed while it was running"))
-        evaluated.append(unevaluated(models[i], "cut at Phase 1's deadline"))
-    if cut:
-        k = rank_candidates([ev.score if ev.ok else None for ev in evaluated], score_rule(wf))[0]  # s_0-to-be
-        wf.record(WorkCut(unit="phase1", reason="phase1 deadline reached", at_s=wf.now,
-                          where=f"candidates {', '.join(map(str, cut))}", steps_done=len(tasks) - len(cut),
-                          kept_solution_id=evaluated[k].solution_id, kept_score=evaluated[k].score))
-    return evaluated
+    return await drafts.settle()
+
+
+class _Drafts:
+    """The candidates' tasks: started all at once, or in time mode while the window holds one
+    more; settled in model order, the ones still running cut."""
+
+    def __init__(self, wf: Workflow, models: list[RetrievedModel], deadline_s: float | None,
+                 timer: StepTimer) -> None:
+        self.wf, self.models, self.deadline_s, self.timer = wf, models, deadline_s, timer
+        self.timed = time_driven(wf.config)
+        self.window = deadline_of(wf, deadline_s)
+        self.tasks: list[Task] = []
+        self.at_once = min(len(models), wf.config.max_concurrent_evaluations) if self.timed else len(models)
+        for i in range(self.at_once):
+            self._spawn(i)
+        first_choice(wf).running = bool(self.tasks)
+
+    def _spawn(self, i: int) -> None:
+        draft = self._timed(i) if self.timed else generate_candidate(self.wf, i, self.models[i])
+        self.tasks.append(self.wf.spawn(draft, f"candidate-{i}"))
+
+    async def _timed(self, i: int) -> Evaluated:
+        started = self.wf.now
+        ev = await generate_candidate(self.wf, i, self.models[i])
+        self.timer.took(started, self.wf.now)
+        return ev
+
+    def scored(self) -> bool:
+        return any(t.done and t.result.error is None and t.result.value.ok for t in self.tasks)
+
+    def start_more(self) -> None:
+        """Time mode: start drafts while fewer than ``at_once`` run and the window holds one more.
+        While none has a score, further drafts may use the extension (the workflow's deadline);
+        once one has, a draft leaves Phase 1's window room for the first merge after it (a call
+        and a run, as a draft is): the blend of the two best is worth more than a later draft."""
+        if not self.timed:
+            return
+        wf, timer = self.wf, self.timer
+        room, step_s = (self.window, 2 * timer.estimate_s) if self.scored() else (deadline_of(wf), timer.estimate_s)
+        while (len(self.tasks) < len(self.models) and sum(not t.done for t in self.tasks) < self.at_once
+               and room_for_another(room, wf.now, step_s)):
+            self._spawn(len(self.tasks))
+
+    async def settle(self) -> list[Evaluated]:
+        """Every draft's candidate in model order; the drafts still running are cut and recorded
+        as candidates without a score."""
+        wf, models = self.wf, self.models
+        cut = [i for i, t in enumerate(self.tasks) if not t.done]
+        for i in cut:
+            wf.cancel(self.tasks[i], "phase1 deadline reached with a scored candidate")
+        evaluated: list[Evaluated] = []
+        for i, t in enumerate(self.tasks):
+            if i not in cut:
+                evaluated.append(await t)
+                continue
+            wf.record(CandidateEvaluated(index=i, model_name=models[i].model_name, solution_id=None, score=None,
+                                         error="cut: Phase 1's deadline passed while it was running"))
+            evaluated.append(unevaluated(models[i], "cut at Phase 1's deadline"))
+        if cut:
+            k = rank_candidates(candidate_scores(evaluated), score_rule(wf))[0]  # s_0-to-be
+            wf.record(WorkCut(unit="phase1", reason="phase1 deadline reached", at_s=wf.now,
+                              where=f"candidates {', '.join(map(str, cut))}", steps_done=len(self.tasks) - len(cut),
+                              kept_solution_id=evaluated[k].solution_id, kept_score=evaluated[k].score))
+        return evaluated
 
 
 FIRST_CHOICE = "mle-star/phase1-first-choice"

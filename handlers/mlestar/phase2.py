@@ -34,7 +34,8 @@ Choices where the specs conflict (digest 05 §10):
 * Time mode (``handlers.step_policy``): T is an upper bound; a step starts while the path's
   window holds one more (its measured overhead and one attempt), each step's inner loop gets an
   even part of what is left for as many steps as fit, and the records are the steps that ran.
-  The extractor and its recovery ladder live in ``handlers.mlestar.phase2_extract``.
+  The ablation study (lines 5-7) lives in ``handlers.mlestar.phase2_ablation``, the extractor
+  and its recovery ladder in ``handlers.mlestar.phase2_extract``.
 """
 
 from __future__ import annotations
@@ -43,11 +44,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
-from events.enums import AgentType, SolutionPhase
+from events.core import PhaseCompleted, PhaseStarted
+from events.enums import SolutionPhase
 from events.errors import PipelineError
 from events.phase2 import (
-    AblationSummarized,
     BlockExtracted,
     BlockExtractionFailed,
     OuterStepCompleted,
@@ -57,9 +57,14 @@ from events.pipeline import WorkCut
 from events.results import Phase2Result
 from events.score import Ties
 from events.values import CodeBlock, SolutionScript
-from handlers.deadline import DeadlineReached
-from handlers.evaluation import EvalPolicy, evaluate_with_retry
+from handlers.deadline import Deadline, DeadlineReached
 from handlers.futures import Cancelled
+from handlers.mlestar.phase2_ablation import (
+    ABLATION_FAILED_NOTE,
+    AUTO_SUMMARY_PREFIX,
+    ablation_summary,
+    ablation_timeout,
+)
 from handlers.mlestar.phase2_extract import Extraction, NoBlock, extract_block, parse_extractor
 from handlers.mlestar.phase2_inner import (
     locate_block,
@@ -69,64 +74,8 @@ from handlers.mlestar.phase2_inner import (
     validate_code_block,
 )
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, steps_that_fit, time_driven
-from handlers.toolkit import ask, code_of, deadline_of, info, score_rule, warn, with_score
+from handlers.toolkit import deadline_of, info, score_rule, warn, with_score
 from handlers.workflow import Workflow
-
-AUTO_SUMMARY_PREFIX = "[Auto-summary from raw output] "
-RAW_TAIL_CHARS = 2000
-ABLATION_FAILED_NOTE = ("The ablation study could not be run at this step, so there are no new findings. "
-                        "Rely on the earlier studies and on the solution itself.")
-
-
-# --- §1-2: ablation study -----------------------------------------------------------------
-
-
-def ablation_timeout(wf: Workflow, deadline_s: float | None) -> float:
-    """REQ-P2O-035: min(time_limit / (2T), 600) s, and never past the path's deadline. In the time
-    mode T is only an upper bound, so half the path's time left takes the place of time_limit / T."""
-    cfg, deadline = wf.config, deadline_of(wf, deadline_s)
-    share = deadline.soft_left(wf.now) / 2 if time_driven(cfg) else cfg.time_limit_seconds / (2 * cfg.outer_loop_steps)
-    return deadline.timeout(wf.now, min(share, 600.0), floor_s=1.0)
-
-
-async def write_ablation(wf: Workflow, t: int, s_t: SolutionScript, summaries: list[str],
-                         session_key: str | None) -> str | None:
-    """A_abl (REQ-P2O-002): an ablation script for s_t, told what earlier studies found."""
-    reply = await ask(wf, AgentType.ablation, {"solution_script": s_t.content,
-                                               "previous_ablations": [s for s in summaries if s]},
-                      name=f"t{t}/ablation", session_key=session_key)
-    return code_of(reply)
-
-
-async def run_ablation(wf: Workflow, t: int, script: str, parent_id: str,
-                       deadline_s: float | None) -> tuple[str, str, bool, str]:
-    """REQ-P2O-020/021: run it through the debug flow; never scored, never leakage-checked.
-    Returns (the version that ran last, its stdout + stderr, ran cleanly, its solution id)."""
-    ev = await evaluate_with_retry(
-        wf, SolutionScript(content=script, phase=SolutionPhase.refined),
-        EvalPolicy.ablation(ablation_timeout(wf, deadline_s), deadline_s), name=f"t{t}/ablation-run",
-        origin="ablation", parents=[parent_id], detail={"outer_step": t})
-    res = ev.result
-    raw = res.stdout + (("\n" + res.stderr) if res.stderr.strip() else "")
-    if res.is_error:
-        first = (res.error_traceback or res.stderr or "").strip().splitlines()[-1:] or [""]
-        warn(wf, "ablation still failing after debugging; its summary is empty (REQ-P2O-021)",
-             outer_step=t, exit_code=res.exit_code, error=first[0][:200])
-    return ev.solution.content, raw, not res.is_error, ev.solution_id
-
-
-async def summarize(wf: Workflow, t: int, script: str, raw: str,
-                    session_key: str | None) -> tuple[str, bool]:
-    """A_summarize (REQ-P2O-011/036): the whole reply, or the raw-output fallback. (text, fell back)"""
-    reply = await ask(wf, AgentType.summarize, {"ablation_code": script, "raw_result": raw},
-                      name=f"t{t}/summarize", session_key=session_key)
-    text = (reply.text or "").strip() if isinstance(reply, AgentCallCompleted) else ""
-    if text:
-        return text, False
-    warn(wf, "summarizer gave no usable answer; using the raw output (REQ-P2O-036)", outer_step=t,
-         raw=str(getattr(reply, "text", None) or getattr(reply, "error", ""))[:500])
-    return AUTO_SUMMARY_PREFIX + raw[-RAW_TAIL_CHARS:], True
-
 
 # --- §6-7: the outer loop of one path ------------------------------------------------------
 
@@ -166,6 +115,16 @@ def _step(t: int, summary: str, block: str, plan: str, attempts: list[Any], best
             "skip_reason": reason}
 
 
+def step_part_end(wf: Workflow, window: Deadline, step_start: float, overhead: StepTimer, attempt: StepTimer,
+                  steps_left: int) -> float:
+    """Time mode: where this outer step's inner loop ends: its even part of the time left in the
+    path's window, for as many steps as fit in it (its overhead so far measured first)."""
+    overhead.took(step_start, wf.now)
+    left = window.soft_left(step_start)
+    n = steps_that_fit(left, overhead.estimate_s + wf.config.inner_loop_steps * attempt.estimate_s, steps_left)
+    return step_start + left / n
+
+
 async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, initial_score: float, *,
                                 deadline_s: float | None = None, session_key: str | None = None,
                                 progress: PathProgress | None = None) -> Phase2Result:
@@ -197,16 +156,7 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
             skip = "deadline reached"
         else:
             info(wf, "outer step start", outer_step=t, h_best=h_best, summaries=len(T_abl))
-            # L5-7: ablation study, its run, its summary.
-            a_t = await write_ablation(wf, t, s_t, T_abl, session_key)
-            raw, ran_ok, abl_id = "", False, None
-            if a_t is not None:
-                a_t, raw, ran_ok, abl_id = await run_ablation(wf, t, a_t, best_id, deadline_s)
-            else:
-                warn(wf, "ablation agent gave no code; its summary is empty", outer_step=t)
-            summary, fell_back = (await summarize(wf, t, a_t, raw, session_key)) if ran_ok and a_t else ("", False)
-            wf.record(AblationSummarized(outer_step=t, summary=summary, ablation_solution_id=abl_id,
-                                         ablation_ok=ran_ok, fallback=fell_back))
+            summary = await ablation_summary(wf, t, s_t, T_abl, best_id, deadline_s, session_key)  # L5-7
             # L8: the block to refine and its first plan, verbatim in s_t.
             found = await extract_block(wf, t, s_t, summary or ABLATION_FAILED_NOTE,
                                         [cb.content for cb in C if cb.content], session_key)
@@ -217,12 +167,8 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
                 block, plan = found.code_block, found.plan
                 wf.record(BlockExtracted(outer_step=t, code_block=block, plan=plan, match=found.match,
                                          extractor_calls=found.calls, plan_index=found.plan_index))
-                if timed:  # this step's even part of the time left, for as many steps as fit in it
-                    overhead.took(step_start, wf.now)
-                    left = window.soft_left(step_start)
-                    n = steps_that_fit(left, overhead.estimate_s + wf.config.inner_loop_steps * attempt.estimate_s,
-                                       T - t)
-                    step_end = step_start + left / n
+                if timed:
+                    step_end = step_part_end(wf, window, step_start, overhead, attempt, T - t)
                 # L9-25: K attempts on the ORIGINAL block of s_t.
                 inner = await run_phase2_inner_loop(wf, s_t, CodeBlock(content=block, outer_step=t), plan, h_best,
                                                     deadline_s=deadline_s, session_key=session_key,

@@ -168,102 +168,123 @@ async def run_phase2_inner_loop(
     step_end_s: float | None = None,        # time mode: this outer step's part of the path's window
     attempt_timer: StepTimer | None = None,  # time mode: how long attempts take (the path's, shared)
 ) -> InnerLoopResult:
-    t = code_block.outer_step or 0
-    # Time mode (handlers.step_policy): K is how many attempts fit, up to INNER_CAP_FACTOR × K.
-    timed = attempt_timer is not None
-    K = wf.config.inner_loop_steps * (INNER_CAP_FACTOR if timed else 1)
-    path_window = deadline_of(wf, deadline_s)
-    step_window = path_window.narrowed(soft_s=step_end_s)
-    started: float | None = None
-    rule = score_rule(wf)
-    c_t, parent_id = code_block.content, solution.solution_id
-    budget = path_budget_s(wf, deadline_s) if budget_s is None else budget_s
-
-    best_sol, best, best_id = solution, best_score, parent_id            # REQ-P2I-024
-    plans: list[str] = []                                                # planner history
-    scores: list[float | None] = []
-    attempts: list[RefinementAttempt] = []
-
-    def record(k: int, plan: str, score: float | None, block: str, improved: bool,
-               failure: str | None = None, solution_id: str | None = None, history: bool = True) -> None:
-        attempts.append(RefinementAttempt(plan=plan, score=score, code_block=block, was_improvement=improved))
-        wf.record(RefinementAttempted(outer_step=t, k=k, plan=plan, score=score, code_block=block,
-                                      solution_id=solution_id, was_improvement=improved, failure=failure))
-        if history:                                                      # REQ-P2I-035
-            plans.append(plan)
-            scores.append(score)
-
-    info(wf, "inner loop start", outer_step=t, block_chars=len(c_t), plan=initial_plan[:200],
-         h_best=best_score, K=K)
-    for k in range(K):
-        name = f"t{t}/k{k}"
-        if attempt_timer is not None:
-            if started is not None:
-                attempt_timer.took(started, wf.now)
-            # the first attempt may use the path's window (the outer step made room for it)
-            if not room_for_another(step_window if k else path_window, wf.now, attempt_timer.estimate_s,
-                                    wf.finalize_point(attempt_timer.estimate_s)):
-                info(wf, "time mode: no time for another attempt in the step's part of the window",
-                     outer_step=t, attempts=k, left_s=step_window.soft_left(wf.now), attempt_s=attempt_timer.estimate_s)
-                started = None
-                break
-            started = wf.now
+    loop = _InnerLoop(wf, solution, code_block, best_score, deadline_s=deadline_s, session_key=session_key,
+                      budget_s=budget_s, on_best=on_best, step_end_s=step_end_s, attempt_timer=attempt_timer)
+    info(wf, "inner loop start", outer_step=loop.t, block_chars=len(loop.c_t), plan=initial_plan[:200],
+         h_best=best_score, K=loop.K)
+    for k in range(loop.K):
+        if not loop.time_for_attempt(k):
+            break
         if past_deadline(wf, deadline_s):
-            record(k, DEADLINE_SKIPPED, None, "", False, failure="deadline", history=False)
+            loop.record(k, DEADLINE_SKIPPED, None, "", False, failure="deadline", history=False)
             continue
+        plan = initial_plan if k == 0 else await loop.next_plan(k)
+        if plan is not None:
+            await loop.attempt(k, plan)
+    return loop.finish()
 
-        # Plan: p_0 verbatim at k=0 (REQ-P2I-018); later from the planner with every earlier
-        # plan and score, failures included (REQ-P2I-020).
-        if k == 0:
-            plan = initial_plan
-        else:
-            planned = await invoke_planner(wf, c_t, plans, scores, name=f"{name}/planner", session_key=session_key)
-            if planned is None:                                          # REQ-P2I-034
-                warn(wf, "planner gave no plan; attempt skipped", outer_step=t, k=k)
-                record(k, PLANNER_FAILED, None, "", False, failure="planner", history=False)
-                continue
-            plan = planned
 
+class _InnerLoop:
+    """One inner loop's state: s_t and c_t, the best so far, the planner's history and the K
+    records, with time mode's attempt timer."""
+
+    def __init__(self, wf: Workflow, solution: SolutionScript, code_block: CodeBlock, best_score: float, *,
+                 deadline_s: float | None, session_key: str | None, budget_s: float | None,
+                 on_best: Callable[[SolutionScript, float, str], None] | None, step_end_s: float | None,
+                 attempt_timer: StepTimer | None) -> None:
+        self.wf, self.solution, self.best_score, self.deadline_s = wf, solution, best_score, deadline_s
+        self.session_key, self.on_best, self.timer = session_key, on_best, attempt_timer
+        self.t = code_block.outer_step or 0
+        # Time mode (handlers.step_policy): K is how many attempts fit, up to INNER_CAP_FACTOR × K.
+        self.K = wf.config.inner_loop_steps * (INNER_CAP_FACTOR if attempt_timer is not None else 1)
+        self.path_window = deadline_of(wf, deadline_s)
+        self.step_window = self.path_window.narrowed(soft_s=step_end_s)
+        self.started: float | None = None
+        self.rule = score_rule(wf)
+        self.c_t, self.parent_id = code_block.content, solution.solution_id
+        self.budget = path_budget_s(wf, deadline_s) if budget_s is None else budget_s
+        self.best_sol, self.best, self.best_id = solution, best_score, self.parent_id   # REQ-P2I-024
+        self.plans: list[str] = []                                                      # planner history
+        self.scores: list[float | None] = []
+        self.attempts: list[RefinementAttempt] = []
+
+    def record(self, k: int, plan: str, score: float | None, block: str, improved: bool,
+               failure: str | None = None, solution_id: str | None = None, history: bool = True) -> None:
+        self.attempts.append(RefinementAttempt(plan=plan, score=score, code_block=block, was_improvement=improved))
+        self.wf.record(RefinementAttempted(outer_step=self.t, k=k, plan=plan, score=score, code_block=block,
+                                           solution_id=solution_id, was_improvement=improved, failure=failure))
+        if history:                                                      # REQ-P2I-035
+            self.plans.append(plan)
+            self.scores.append(score)
+
+    def time_for_attempt(self, k: int) -> bool:
+        """Time mode: the last attempt's duration measured, and whether the window holds one
+        more; the first attempt may use the path's window (the outer step made room for it)."""
+        timer, wf = self.timer, self.wf
+        if timer is None:
+            return True
+        if self.started is not None:
+            timer.took(self.started, wf.now)
+        if not room_for_another(self.step_window if k else self.path_window, wf.now, timer.estimate_s,
+                                wf.finalize_point(timer.estimate_s)):
+            info(wf, "time mode: no time for another attempt in the step's part of the window", outer_step=self.t,
+                 attempts=k, left_s=self.step_window.soft_left(wf.now), attempt_s=timer.estimate_s)
+            self.started = None
+            return False
+        self.started = wf.now
+        return True
+
+    async def next_plan(self, k: int) -> str | None:
+        """The planner's plan from every earlier plan and score, failures included (REQ-P2I-020);
+        None (recorded, and not in the history) when it gives none (REQ-P2I-034)."""
+        planned = await invoke_planner(self.wf, self.c_t, self.plans, self.scores, name=f"t{self.t}/k{k}/planner",
+                                       session_key=self.session_key)
+        if planned is None:
+            warn(self.wf, "planner gave no plan; attempt skipped", outer_step=self.t, k=k)
+            self.record(k, PLANNER_FAILED, None, "", False, failure="planner", history=False)
+        return planned
+
+    async def attempt(self, k: int, plan: str) -> None:
+        """Code, candidate and score of attempt ``k`` (lines 13-22), recorded."""
+        wf, t, name = self.wf, self.t, f"t{self.t}/k{k}"
         # Code: the coder rewrites the ORIGINAL block every time (REQ-P2I-021/050).
-        c_k = await invoke_coder(wf, c_t, plan, name=f"{name}/coder", session_key=session_key)
+        c_k = await invoke_coder(wf, self.c_t, plan, name=f"{name}/coder", session_key=self.session_key)
         if c_k is None:                                                  # REQ-P2I-032
             warn(wf, "coder answer had no code; attempt skipped", outer_step=t, k=k)
-            record(k, plan, None, "", False, failure="coder")
-            continue
-
+            self.record(k, plan, None, "", False, failure="coder")
+            return
         # Candidate: the ORIGINAL s_t with its first c_t replaced (REQ-P2I-022/023/049).
         try:
-            candidate = solution.replace_block(c_t, c_k).model_copy(update={"phase": SolutionPhase.refined})
+            candidate = self.solution.replace_block(self.c_t, c_k).model_copy(update={"phase": SolutionPhase.refined})
         except ValueError as exc:                                        # REQ-P2I-033
             warn(wf, "code block not found in the solution; attempt skipped", outer_step=t, k=k, error=str(exc))
-            record(k, plan, None, c_k, False, failure="replace")
-            continue
-
+            self.record(k, plan, None, c_k, False, failure="replace")
+            return
         # Score: leakage check, evaluation and debugging before the score counts (REQ-P2I-030/031).
         # No fallback: a candidate that keeps failing has no score (REQ-P2I-027).
-        ev = await evaluate_with_retry(
-            wf, candidate, EvalPolicy.scored("refinement", refinement_timeout(wf, deadline_s, budget), deadline_s),
-            name=name, origin="refinement", parents=[parent_id],
-            detail={"outer_step": t, "k": k, "plan": plan, "code_block": c_t},
-        )
+        policy = EvalPolicy.scored("refinement", refinement_timeout(wf, self.deadline_s, self.budget), self.deadline_s)
+        ev = await evaluate_with_retry(wf, candidate, policy, name=name, origin="refinement", parents=[self.parent_id],
+                                       detail={"outer_step": t, "k": k, "plan": plan, "code_block": self.c_t})
         h_k = ev.score if ev.ok and usable(ev.score) else None           # NaN is no score either
-        improved = h_k is not None and replaces_incumbent(wf, rule, h_k, ev.solution_id, best, best_id)  # P2I-025/026
+        improved = h_k is not None and replaces_incumbent(wf, self.rule, h_k, ev.solution_id, self.best,
+                                                          self.best_id)  # P2I-025/026
         if improved and h_k is not None:
-            info(wf, "inner best updated", outer_step=t, k=k, old=best, new=h_k)
-            best_sol, best, best_id = ev.solution, h_k, ev.solution_id
-            if on_best is not None:                                      # survives a cut of the path
-                on_best(best_sol, best, best_id)
-        record(k, plan, h_k, c_k, improved, failure=None if h_k is not None else "evaluation",
-               solution_id=ev.solution_id)
+            info(wf, "inner best updated", outer_step=t, k=k, old=self.best, new=h_k)
+            self.best_sol, self.best, self.best_id = ev.solution, h_k, ev.solution_id
+            if self.on_best is not None:                                 # survives a cut of the path
+                self.on_best(self.best_sol, self.best, self.best_id)
+        self.record(k, plan, h_k, c_k, improved, failure=None if h_k is not None else "evaluation",
+                    solution_id=ev.solution_id)
 
-    if attempt_timer is not None and started is not None:
-        attempt_timer.took(started, wf.now)
-    result = InnerLoopResult(best_solution=best_sol, best_score=best, attempts=attempts,
-                             improved=rule.improves(best, best_score))    # strict (P2I-036)
-    info(wf, "inner loop complete", outer_step=t, attempts=len(attempts),
-         evaluated=sum(a.score is not None for a in attempts), best_score=best, best_solution_id=best_id,
-         improved=result.improved)
-    return result
+    def finish(self) -> InnerLoopResult:
+        if self.timer is not None and self.started is not None:
+            self.timer.took(self.started, self.wf.now)
+        result = InnerLoopResult(best_solution=self.best_sol, best_score=self.best, attempts=self.attempts,
+                                 improved=self.rule.improves(self.best, self.best_score))    # strict (P2I-036)
+        info(self.wf, "inner loop complete", outer_step=self.t, attempts=len(self.attempts),
+             evaluated=sum(a.score is not None for a in self.attempts), best_score=self.best,
+             best_solution_id=self.best_id, improved=result.improved)
+        return result
 
 
 __all__ = [
