@@ -58,8 +58,8 @@ def block(name: str, **constants: str) -> str:
 
 def set_constants(text: str, **constants: str) -> str:
     for constant, value in constants.items():
-        pattern = re.compile(rf"^({constant} = ).*?(?=  #|$)", re.M)
-        text, count = pattern.subn(lambda match, value=value: match.group(1) + value, text)
+        pattern = re.compile(rf"^({re.escape(constant)} = ).*?(?=  #|$)", re.M)
+        text, count = pattern.subn(lambda match: match.group(1) + value, text)  # noqa: B023 (used at once)
         if count != 1:
             raise BlockError(f"constant {constant} is set {count} times in the block, not once")
     return text

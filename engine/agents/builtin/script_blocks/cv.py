@@ -19,6 +19,8 @@ learned blends and the calibration cross-fit on them as they would on all.
 # The loops unpack each member's (name, model) as the scripts have always written them:
 # ruff: noqa: B007
 # mypy: allow-untyped-defs
+# The members' predictions start as None and become arrays fold by fold:
+# mypy: disable-error-code="assignment, index"
 
 from engine.agents.builtin.script_blocks.names import (
     __FOLDS__,

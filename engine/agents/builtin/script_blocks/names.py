@@ -98,6 +98,8 @@ GROW_MARGIN: float
 FINISH_S: float
 
 # cv.py, validation.py, calibration.py, full_fit.py
+X_cv: pd.DataFrame
+y_cv: Any
 CV_STARTED: float
 cv_splits: list[tuple[Any, Any]]
 val_preds: list[Any]

@@ -5,9 +5,7 @@ The score is only reported and the blend weights need out-of-fold predictions, n
 finalization costs about one full fit per model instead of six.
 """
 
-from engine.agents.builtin.script_blocks.names import SEED, np
-
-X_cv = y_cv = np.zeros(0)
+from engine.agents.builtin.script_blocks.names import SEED, X_cv, np, y_cv
 
 # --- script ---
 SCORE_ROWS = 0
