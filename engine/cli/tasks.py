@@ -28,7 +28,7 @@ from engine.tasks import LoadedTask, TaskError  # light: the heavy parts load on
 
 if TYPE_CHECKING:
     from engine.grading.grade_report import GradeReport
-    from engine.tasks.check import TaskCheck
+    from engine.tasks.check_result import TaskCheck
 
 tasks_app = typer.Typer(no_args_is_help=True,
                         help="Tasks: list and prepare the bundled ones; init and check your own (docs/tasks.md).")

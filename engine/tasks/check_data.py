@@ -6,17 +6,14 @@ It works on the frames ``check_task`` read and fills the same ``TaskCheck``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from engine.tasks.check_files import image_problem
+from engine.tasks.check_result import TaskCheck
 from engine.tasks.columns import Column, Target, ids_name_images, image_folders, modality, target_kind
 from engine.tasks.metric_registry import canonical_metric, metric_info
 from engine.tasks.model import TaskMeta, label_str
-
-if TYPE_CHECKING:
-    from engine.tasks.check import TaskCheck
 
 _EXAMPLES = 3
 _IMAGES_OPENED = 2000  # images whose header is read; every named image is checked to exist
