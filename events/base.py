@@ -104,13 +104,20 @@ def load_event(type_name: str, version: int, payload: dict[str, Any]) -> Event:
             f"{type_name} v{version} is newer than this engine understands (v{cls.version}); "
             "upgrade the engine to read this log"
         )
+    return cls.model_validate(upcast(type_name, version, payload))
+
+
+def upcast(type_name: str, version: int, payload: dict[str, Any]) -> dict[str, Any]:
+    """A stored payload in its type's current shape: the upcasters applied in turn, nothing
+    validated (what a projection folds; ``load_event`` validates it too). A payload already
+    current is returned as it is."""
     data = payload
-    for v in range(version, cls.version):
+    for v in range(version, event_class(type_name).version):
         step = _UPCASTERS.get((type_name, v))
         if step is None:
             raise ValueError(f"no upcaster for {type_name} from v{v} to v{v + 1}")
         data = step(dict(data))
-    return cls.model_validate(data)
+    return data
 
 
 def canonical_json(value: Any) -> str:
@@ -154,6 +161,15 @@ class Envelope(BaseModel):
 
     def event(self) -> Event:
         return load_event(self.type, self.version, self.payload)
+
+    def current_payload(self) -> dict[str, Any]:
+        """The payload in its type's current shape (``upcast``), without validating it: what the
+        projections fold. A type this engine does not know, or a version newer than it knows,
+        is left as stored (a projection folds the types it knows)."""
+        cls = _REGISTRY.get(self.type)
+        if cls is None or self.version >= cls.version:
+            return self.payload
+        return upcast(self.type, self.version, self.payload)
 
     @property
     def kind(self) -> EventKind:

@@ -1,7 +1,9 @@
 """PipelineState: the fold of a run's events (REQ-OR-050 and what the engine and CLI need).
 
-The fold reads envelope payloads directly (no pydantic validation per event): it runs on
-every resume and every ``engine status``, so it must stay cheap for 100,000-event logs.
+The fold reads each envelope's payload in its type's current shape (``Envelope.current_payload``:
+an old version goes through the same upcasters that loading it would), so it never needs to know
+which version recorded what. It does not validate each payload with pydantic: it runs on every
+resume and every ``engine status``, so it must stay cheap for 100,000-event logs.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from events.base import Envelope
 from events.context import RunContext
 from events.core import RunStarted
 from events.score import Score, usable
+from events.spend import AgentSpendRecorded
 from events.values import TaskDescription
 from replay.best import BestEvaluated
-from replay.meter import AGENT_RESULTS, SPEND_RECORDED, SpendMeter
+from replay.meter import AGENT_RESULTS, SpendMeter
 
 REQUEST_TYPES = frozenset({"AgentCallRequested", "EvaluationRequested", "TimerRequested"})
 RESULT_TYPES = frozenset({"AgentCallCompleted", "AgentCallFailed", "EvaluationCompleted", "TimerFired"})
@@ -158,7 +161,7 @@ class PipelineState:
 
     def apply(self, env: Envelope) -> None:
         """Fold one envelope into the state (in seq order)."""
-        p = env.payload
+        p = env.current_payload()
         t = env.type
         self.events += 1
         self.last_seq = env.seq
@@ -271,9 +274,10 @@ def _result(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
 
 
 def _spend(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
-    """Spend without a recorded result (events/spend.py); unknown amounts are counted apart. v1
-    spend (from before its handlers counted it) is shown but kept out of the budget figure."""
-    s.spend.count(env.type, p.get("cost_usd"), env.scope, in_budget=env.version >= 2 and p.get("in_budget", True))
+    """Spend without a recorded result (events/spend.py); unknown amounts are counted apart. Spend
+    recorded beside handlers that did not count it (v1, upcast to ``in_budget=False``) is shown but
+    kept out of the budget figure."""
+    s.spend.count(env.type, p.get("cost_usd"), env.scope, in_budget=p.get("in_budget", True))
 
 
 def _cancelled(s: PipelineState, env: Envelope, p: dict[str, Any]) -> None:
@@ -365,7 +369,7 @@ _APPLY = {
     "RunCompleted": _run_completed,
     "RunFailed": _run_failed,
     "DriverStarted": _driver_started,
-    SPEND_RECORDED: _spend,
+    AgentSpendRecorded.type_name: _spend,
     "DriverStopped": _driver_stopped,
     "Note": _note,
     **dict.fromkeys(sorted(REQUEST_TYPES), _request),
