@@ -26,7 +26,8 @@ def ui_cmd(db: str | None = typer.Option(None, "--db", help="Event database: a f
     try:
         serve(db, host=host, port=port, token=token,
               announce=lambda url: err.print(f"engine ui: serving {escape(url)} (read-only; Ctrl-C stops)",
-                                             highlight=False, soft_wrap=True))
+                                             highlight=False, soft_wrap=True),
+              note=lambda text: err.print(f"engine ui: {escape(text)}", highlight=False, soft_wrap=True))
     except (BindRefused, OSError) as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None

@@ -54,7 +54,7 @@ class UiApp:
 
     async def runs(self, request: Request) -> Response:
         return HTMLResponse(await self.locked(lambda: runs_page(self.index, label=self.source.label,
-                                                                   error=self.feed.error)))
+                                                                   error=self.feed.error, note=self.source.pending())))
 
     async def campaigns(self, request: Request) -> Response:
         return HTMLResponse(await self.locked(lambda: campaigns_page(self.index, label=self.source.label)))
@@ -150,7 +150,7 @@ class UiApp:
 
     async def live_runs(self, request: Request) -> Response:
         def render(since: int) -> Patch | None:
-            return {"seq": self.feed.version, **runs_patch(self.index, self.feed.error)}
+            return {"seq": self.feed.version, **runs_patch(self.index, self.feed.error, self.source.pending())}
 
         return self._sse(request, render, lambda moved: True)
 

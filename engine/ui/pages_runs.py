@@ -42,7 +42,7 @@ def runs_rows(index: RunIndex) -> str:
     return "".join(run_row(e) for e in entries)
 
 
-def runs_page(index: RunIndex, *, label: str, error: str = "") -> str:
+def runs_page(index: RunIndex, *, label: str, error: str = "", note: str = "") -> str:
     statuses = sorted({e.state.status for e in index.runs.values()} | {"running", "completed", "failed", "stopped"})
     head = "".join(f'<th data-col="{i}">{escape(c)}</th>' for i, c in enumerate(RUN_COLUMNS))
     toolbar = ('<div class="toolbar"><input type="search" placeholder="filter: task, run, strategy…" '
@@ -52,15 +52,22 @@ def runs_page(index: RunIndex, *, label: str, error: str = "") -> str:
                f'<span class="muted" id="runs-count">{len(index.runs)} runs</span></div>')
     table = (f'<table class="grid-table" id="runs-table" data-sortable data-sort-col="10" data-sort-dir="desc">'
              f'<thead><tr>{head}</tr></thead><tbody id="runs-body">{runs_rows(index)}</tbody></table>')
-    body = (f'<div id="store-error">{_error(error)}</div>'
+    body = (f'<div id="store-error">{_error(error)}</div><div id="runs-note">{_note(index, note)}</div>'
             f'<section class="card"><h2>Runs</h2>{toolbar}<div class="scroll-x">{table}</div></section>')
     return page("engine ui · runs", body, live="/live/runs", label=label,
                 heading=f'<h1>Runs <span class="runid">{escape(label)}</span></h1>')
 
 
-def runs_patch(index: RunIndex, error: str = "") -> dict[str, object]:
+def runs_patch(index: RunIndex, error: str = "", note: str = "") -> dict[str, object]:
     return {"replace": {"runs-body": runs_rows(index), "runs-count": f"{len(index.runs)} runs",
-                        "store-error": _error(error)}}
+                        "store-error": _error(error), "runs-note": _note(index, note)}}
+
+
+def _note(index: RunIndex, pending: str) -> str:
+    """An empty store says so: the database not created yet (``pending``), or no run in it yet."""
+    if pending:
+        return f'<p class="muted">{escape(pending)}</p>'
+    return "" if index.runs else '<p class="muted">No runs in this database yet: they appear here as they start.</p>'
 
 
 def campaigns_page(index: RunIndex, *, label: str) -> str:

@@ -33,8 +33,9 @@ def url_of(sock: socket.socket, host: str, token: str | None) -> str:
 
 
 def serve(db: str | Path | None, *, host: str, port: int, token: str | None, announce: Callable[[str], None],
-          interval: float = 0.25) -> None:
-    """Check the address, open the store read-only, bind, announce the URL, serve until stopped."""
+          interval: float = 0.25, note: Callable[[str], None] = lambda _: None) -> None:
+    """Check the address, open the store read-only, bind, announce the URL (then ``note`` that the
+    store is empty yet, when it is), serve until stopped."""
     import uvicorn
 
     check_bind(host, token)
@@ -44,6 +45,9 @@ def serve(db: str | Path | None, *, host: str, port: int, token: str | None, ann
     config = uvicorn.Config(app.asgi(token=token, loopback=is_loopback(host)), log_level="warning",
                             timeout_graceful_shutdown=1, lifespan="on")
     announce(url_of(sock, host, token))
+    pending = source.pending()
+    if pending:
+        note(pending)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -1,13 +1,17 @@
 """The event store as the UI reads it: read-only connections, so the UI can never write to it.
 
 SQLite is opened with ``mode=ro`` (SQLite refuses every write on that connection); PostgreSQL
-with ``default_transaction_read_only=on`` (the server refuses every write in the session). The
+with ``default_transaction_read_only=on`` (the server refuses every write in the session). A store
+that does not exist yet (no SQLite file, or a file or PostgreSQL database without tables) is an
+empty store until the first ``engine start`` creates it: the UI opens on it and shows runs as
+they appear (``pending`` says so meanwhile). Nothing here ever creates the file. The
 queries are the stores' own row shapes, parsed by the stores' own code (store.sealing), so an
 envelope read here is the envelope ``engine log`` reads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
@@ -56,6 +60,8 @@ class LogSource(Protocol):
 
     def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]: ...
 
+    def pending(self) -> str: ...
+
     def close(self) -> None: ...
 
 
@@ -64,21 +70,49 @@ class SQLiteSource:
 
     def __init__(self, path: Path) -> None:
         self.label = str(path)
-        if not path.is_file():
-            raise NotAnEngineDatabase(f"no engine database at {path}; start a run first or pass --db")
-        uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
-        try:
-            self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=5)
-            self._conn.execute("PRAGMA query_only=ON")
-        except sqlite3.Error as exc:
-            raise StoreError(f"{path}: cannot open the database read-only ({exc})") from None
+        self._path = path
         self._lock = threading.Lock()
-        _check_marker(self._query("SELECT name FROM sqlite_master WHERE type='table'"),
-                      lambda: self._query("SELECT value FROM engine_meta WHERE key='app'"), self.label)
+        self._conn: sqlite3.Connection | None = None
+        with self._lock:
+            self._connected()  # a foreign database is refused now; a missing one is waited for
+
+    def _connected(self) -> sqlite3.Connection | None:
+        """The read-only connection, once the file exists and has tables (None until then); a
+        file whose tables are not the engine's is refused (NotAnEngineDatabase)."""
+        if self._conn is not None or not self._path.is_file():
+            return self._conn
+        uri = f"file:{urllib.parse.quote(str(self._path.resolve()))}?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=5)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._path}: cannot open the database read-only ({exc})") from None
+        try:
+            with _sqlite_errors(self.label):
+                conn.execute("PRAGMA query_only=ON")
+                tables = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+                if tables:  # none yet: an empty file the engine is about to fill
+                    _check_marker(tables, lambda: conn.execute("SELECT value FROM engine_meta WHERE key='app'")
+                                  .fetchall(), self.label)
+        except StoreError:
+            conn.close()
+            raise
+        if not tables:
+            conn.close()
+            return None
+        self._conn = conn
+        return conn
+
+    def pending(self) -> str:
+        with self._lock, contextlib.suppress(StoreError):  # a store error is the feed's to show
+            if self._connected() is not None:
+                return ""
+        return (f"no engine database at {self._path} yet: runs appear here as they start "
+                f"(engine start --db {self._path})")
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock, _sqlite_errors(self.label):
-            return self._conn.execute(sql, params).fetchall()
+            conn = self._connected()
+            return [] if conn is None else conn.execute(sql, params).fetchall()
 
     def heads(self) -> dict[str, Head]:
         rows = self._query("SELECT run_id, created_at, strategy, task, head_seq FROM runs ORDER BY created_at")
@@ -93,6 +127,7 @@ class SQLiteSource:
             raise RunNotFound(f"no run {run_id!r} in {self.label}")
         out: list[Envelope] = []
         with self._lock, _sqlite_errors(self.label):
+            assert self._conn is not None  # the run was found through it
             cur = self._conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
                                      (run_id, from_seq))
             while rows := cur.fetchmany(_CHUNK):
@@ -101,7 +136,8 @@ class SQLiteSource:
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
 
 
 class PostgresSource:
@@ -117,9 +153,26 @@ class PostgresSource:
         self._url = url
         self._lock = threading.Lock()
         self._conn = self._connect()
-        _check_marker(self._query("SELECT table_name FROM information_schema.tables WHERE table_schema = "
-                                  "current_schema()"),
-                      lambda: self._query("SELECT value FROM engine_meta WHERE key='app'"), self.label)
+        self._ready = False  # the engine's tables seen: a fresh database has none until the first run
+        with self._lock:
+            self._has_tables()
+
+    def _has_tables(self) -> bool:
+        """Whether the engine's tables exist (a schema with other tables only is refused)."""
+        if not self._ready:
+            tables = self._run(lambda conn: conn.execute("SELECT table_name FROM information_schema.tables "
+                                                         "WHERE table_schema = current_schema()").fetchall())
+            if tables:
+                _check_marker(tables, lambda: self._run(lambda conn: conn.execute(
+                    "SELECT value FROM engine_meta WHERE key='app'").fetchall()), self.label)
+            self._ready = bool(tables)
+        return self._ready
+
+    def pending(self) -> str:
+        with self._lock, contextlib.suppress(StoreError):  # a store error is the feed's to show
+            if self._has_tables():
+                return ""
+        return f"no engine tables in {self.label} yet: runs appear here as they start (engine start --db URL)"
 
     def _connect(self) -> Any:
         try:
@@ -130,6 +183,8 @@ class PostgresSource:
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
+            if not self._has_tables():
+                return []
             return self._run(lambda conn: conn.execute(sql, params).fetchall())
 
     def _run(self, work: Callable[[Any], Any]) -> Any:
