@@ -45,6 +45,32 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(existing), *rest)
 
 
+def _command_words(segment: str) -> list[str]:
+    """The words of one simple command, without leading ``VAR=value`` assignments and ``sudo``."""
+    try:
+        words = shlex.split(segment)
+    except ValueError:
+        words = segment.split()
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words = words[1:]
+    if words and words[0] == "sudo":
+        words = words[1:]
+    return words
+
+
+def _written(name: str, words: list[str], args: list[str]) -> list[str]:
+    """The paths the command ``name`` writes (``args``: its words that are not options)."""
+    if name in _WRITES_ALL_ARGS or name == "tee":
+        return args
+    if name in _WRITES_LAST_ARG and len(args) >= 2:
+        return args[-1:]
+    if name == "sed" and any(w.startswith("-i") for w in words[1:]) and len(args) >= 2:
+        return args[1:]
+    if name == "find" and ("-delete" in words or "-exec" in words or "-execdir" in words):
+        return [w for w in words[1:] if not w.startswith("-")][:1] or ["."]
+    return []
+
+
 def _within(path: Path, roots: Sequence[Path]) -> bool:
     return any(path == root or root in path.parents for root in roots)
 
@@ -105,29 +131,13 @@ class BashPolicy:
         targets: list[tuple[str, Path]] = []
         for segment in re.split(r"&&|\|\||[;|\n]", command):
             targets.extend((m.group(1), base) for m in _REDIRECT.finditer(segment))
-            try:
-                words = shlex.split(segment)
-            except ValueError:
-                words = segment.split()
-            while words and "=" in words[0] and not words[0].startswith("-"):
-                words = words[1:]  # leading VAR=value assignments
-            if words and words[0] == "sudo":
-                words = words[1:]
+            words = _command_words(segment)
             if not words:
                 continue
             name, args = os.path.basename(words[0]), [w for w in words[1:] if not w.startswith("-")]
-            found: list[str] = []
             if name == "cd":
                 base = self._resolve(args[0] if args else "~", base)
-            elif name in _WRITES_ALL_ARGS or name == "tee":
-                found = args
-            elif name in _WRITES_LAST_ARG and len(args) >= 2:
-                found = args[-1:]
-            elif name == "sed" and any(w.startswith("-i") for w in words[1:]) and len(args) >= 2:
-                found = args[1:]
-            elif name == "find" and ("-delete" in words or "-exec" in words or "-execdir" in words):
-                found = [w for w in words[1:] if not w.startswith("-")][:1] or ["."]
-            targets.extend((t, base) for t in found)
+            targets.extend((t, base) for t in _written(name, words, args))
         return targets, base
 
     def check_bash(self, command: str, cwd: Path | None = None) -> str | None:
