@@ -25,8 +25,8 @@ A score that is ``None`` or NaN is never better than anything and is beaten by a
 *Validation noise* (``Score.clears_noise``). A refinement scored on the same folds as the
 solution it would replace wins or loses partly by chance, and a long run that takes every win by
 a hair keeps the luckiest of many near-equals: the winner's validation score flatters it more at
-each step (earthquake-magnitude at 600 s: five such steps took validation from 0.37877 to 0.37120
-while the private grade went from 0.38776 to 0.39712). A script may print its metric on fixed
+each step, and its validation score can improve while its held-out grade gets worse. A script may
+print its metric on fixed
 groups of its validation rows (``handlers.script_lines``); two scores on the same rows are then
 compared paired, group by group, and a newcomer must win by more than ``margin`` standard errors
 of the paired difference: the one-standard-error rule of model selection, with the standard error

@@ -32,9 +32,9 @@ SUBMISSIONS_KEY = "evaluation/valid-submissions"  # solution id -> the valid sub
 SCORE_GROUPS_KEY = "evaluation/score-groups"     # solution id -> the group values its score came with
 # (scope, solution id, purpose) -> that script's clean evaluation in that scope. A script is run
 # again only when it failed: an identical one gives the same result (the scripts are seeded), and
-# a path whose planner has run out of new settings wrote the same scripts again and again
-# (bird-strike-damage at 300 s: 23 of its 80 runs repeated one of the same path, 46 s of run time).
-# Per scope, because concurrent paths' results interleave and a path's decisions must not depend on how.
+# a path whose planner has run out of new settings writes the same scripts again, each rerun time
+# the path no longer has. Per scope, because concurrent paths' results interleave and a path's
+# decisions must not depend on how.
 RAN_KEY = "evaluation/clean-runs"
 
 
@@ -82,9 +82,8 @@ def lone_cores(config: PipelineConfig) -> int:
     """The cores of a script that runs alone by design: Phase 3's rounds follow one another and
     finalization runs one test script, where the search phases run up to
     ``max_concurrent_evaluations`` scripts at once, one core each. Alone, a script of one core
-    left the run's other cores idle (on the development tasks at 120 s, Phase 3 and finalization
-    ran one script for 30-60 s of a 108-118 s run), so it gets them all. A config recorded before
-    ``lone_evaluations_use_all_cores`` existed keeps one."""
+    would leave the run's other cores idle for a large part of a short run, so it gets them all.
+    A config recorded before ``lone_evaluations_use_all_cores`` existed keeps one."""
     return config.max_concurrent_evaluations if config.lone_evaluations_use_all_cores else 1
 
 

@@ -41,9 +41,9 @@ def room_for_another(deadline: Deadline, now: float, step_s: float, finalize_at_
     the time left before it holds one more step of ``step_s`` seconds, and so does the time left
     before ``finalize_at_s``: the run's finalize-now point should the step produce the solution to
     finalize (``Workflow.finalize_point``). A window is given once, but finalization's reserve
-    grows with the solution it finalizes (Phase 3's seed bags: flight-delay at 120 s ran rounds,
-    each slower than the last, to the end of a window sized for a reserve of 6 s, and its final
-    script was then cut at T), and finalization must still get it."""
+    grows with the solution it finalizes (Phase 3's seed bags make each round slower than the
+    last, so a window sized for the first round's reserve would let the last round's final
+    script be cut at T), and finalization must still get it."""
     return not deadline.passed(now) and min(deadline.soft_left(now), finalize_at_s - now) >= step_s
 
 

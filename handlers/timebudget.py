@@ -41,15 +41,15 @@ measurement cannot see (a script that does not estimate, whose test run fits on 
 where its search runs fitted on a sample). Without it a run left most of its 10 % idle after a finalization measured to take a few
 seconds, and could not use 90 % of its limit. When the need is the scripts' own estimate (the
 solution to finalize printed one and, for a step still to run, the ratio comes from estimates)
-the measurement sees the test run, so that floor is at most ``ESTIMATED_FLOOR_S``: at 600 s half
-the share held 30 s for a finalization that took 8 (regime-type), 5 % of the limit idle. The
+the measurement sees the test run, so that floor is at most ``ESTIMATED_FLOOR_S``: half the share
+of a long run would otherwise hold several times what a measured finalization takes, idle. The
 fixed-step presets keep the share and the floor (their recorded runs decide as before).
 
 A step still to run is taken to cost the estimate-to-run ratio of the solution it resembles
 (``like``: Phase 3's next round, the last round's ensemble) when that one was measured, else the
 largest ratio of the run: a blend of fitted members re-fits less per second of its search run
-than the small linear scripts that set the run's largest ratio (vowel-speaker: 0.26 against
-0.67), and the run-wide ratio held back more for the round's finalization than it would need.
+than the small linear scripts that set the run's largest ratio (often by more than half), so the
+run-wide ratio would hold back more for the round's finalization than it needs.
 
 and the finalize-now point is ``T − reserve`` (REQ-OR-034's "less than max(10 %, 5 min) left":
 the 10 % is the share; the 5 minutes became the measurement, see docs/decisions/0005-time-limit.md). The reserve
@@ -112,10 +112,9 @@ MIN_CANDIDATE_S = 20.0          # one Phase 1 candidate (retriever, A_init, a ru
 GRACE_FRACTION = 0.05
 MAX_GRACE_S = 60.0
 # The time mode fills every window to its end, so the run's last event lands at T and the engine's
-# own exit (closing the store, the interpreter) comes after it: bird-strike-damage at 120 s ended
-# its driven clock at 119.8 s and its process at 120.36 s. Its windows end this much before T.
-# Finalization's does in either mode: cut by its guard, it still records its fallback and the run's
-# end (the paper preset's breast-cancer at 60 s, on a loaded machine, recorded them at 60.001 s).
+# own exit (closing the store, the interpreter) comes after it, a fraction of a second past T. Its
+# windows end this much before T. Finalization's does in either mode: cut by its guard, it still
+# records its fallback and the run's end, which on a loaded machine land just past its window.
 EXIT_ALLOWANCE_S = 1.0
 
 # The finalize-now point should a step of so many seconds, re-fitting like the given solution,

@@ -238,8 +238,9 @@ class Workflow:
         # measured it; the driven time it took when none was reported (it also counts the wait for
         # the results requested before it, which are recorded first). A failure is not measured:
         # it carries no duration, and the driven time of one that failed at once is the wait for
-        # the results ahead of it (bird-strike-damage at 300 s: 6.8 s for a builtin planner that
-        # failed in a millisecond, and finalization's reserve counts four of the slowest call).
+        # the results ahead of it, which can be seconds for a call that failed in a millisecond;
+        # finalization's reserve counts several of the slowest call, so one such figure would
+        # inflate it several times over.
         if isinstance(reply, AgentCallCompleted):
             self._rt.measured.agent_call(reply.duration_s if reply.duration_s > 0 else self.now - asked)
         return reply

@@ -28,13 +28,12 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Anytime (issue 28): the time plan, not step counts, decides how many candidates, outer and
     # inner refinement steps, ensemble rounds and evolve nodes run; the counts are upper bounds
     # (handlers.step_policy). Meant with --time-limit: without one the limit is 24 h. The outer
-    # steps' bound is far from binding on purpose: at 20, football-goals at 600 s (its attempts a
-    # second each) ran out of them in half of Phase 2's window and ended at 54 % of its limit.
-    # R likewise: at 20, football-goals at 600 s ran its 20th round with 100 s of Phase 3's window
-    # left and ended at 83 %. A planner with no further plan ends Phase 3 instead (phase3.py).
+    # steps' and the ensemble rounds' bounds are far from binding on purpose: a bound low enough
+    # to be reached (20) runs out on a task whose attempts take a second each and leaves much of
+    # a long run's limit unused. A planner with no further plan ends Phase 3 instead (phase3.py).
     # A refinement or merge replaces its incumbent only when it wins by more than one standard
-    # error of the validation noise (PipelineConfig.noise_margin_se): at 600 s the many wins by a
-    # hair on the same folds had graded worse than the 300 s run's fewer ones.
+    # error of the validation noise (PipelineConfig.noise_margin_se): in a long run the many wins
+    # by a hair on the same folds select the luckiest of near-equals, which grade worse.
     "time": {"step_policy": "time", "noise_margin_se": 1.0, "num_retrieved_models": 8, "outer_loop_steps": 100, "inner_loop_steps": 4,
              "num_parallel_solutions": 2, "ensemble_rounds": 100, "max_steps": 1000, **_ENGINE},
 }

@@ -260,9 +260,8 @@ async def run_phase2(wf: Workflow, phase1_solution: SolutionScript, phase1_score
     or is cut, so a caller that cancels Phase 2 still has every path's own result.
     ``unmerged``: Phase 1's scored candidates that its time held no merge for, best first. Path
     i > 0 starts from the i-th of them, where there is one: a merge would have blended those
-    models into s_0, and L paths refining s_0 alone would leave Phase 3 variants of one model
-    to blend (movie-genre at 120 s: two refined logistic regressions, logloss 1.42, while the
-    forest it had drafted blended with one scores 1.38 in cross-validation)."""
+    models into s_0, and L paths refining s_0 alone would leave Phase 3 only variants of one model
+    to blend, where a blend of different model families is what an ensemble gains from."""
     starts = [(phase1_solution, phase1_score)]
     for candidate in unmerged[:wf.config.num_parallel_solutions - 1]:
         if candidate.score is not None:

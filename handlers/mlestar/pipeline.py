@@ -83,11 +83,10 @@ from handlers.workflow import Workflow
 # name they record them under (finalization brackets itself as "final", its scope). Phase 2 is
 # bracketed here; its paths bracket themselves as "phase2/path-<i>".
 SELF_REPORTED = {"phase1": "phase1", "phase3": "phase3", FINALIZATION: "final"}
-# How many of Phase 1's windows past its end it waits for the retriever's first choice. One was
-# too few at 120 s: on route-airline (12 classes) and town-country (41 classes, 73,868 rows) the
-# forest ranked first needed about 24 s of a window of 10.4 s, and cut at 10.4 s more it left the
-# whole run to a logistic regression (town-country: validation log loss 1.08 against the forest's
-# 0.52). A first choice slower than that is still cut.
+# How many of Phase 1's windows past its end it waits for the retriever's first choice. One is
+# too few in short runs on tasks with many classes or rows, where the model ranked first (often a
+# forest) takes about twice Phase 1's window, and cutting it leaves the whole run to a weaker,
+# quicker model. A first choice slower than that is still cut.
 FIRST_CHOICE_WAIT = 2
 
 
@@ -233,11 +232,10 @@ class Pipeline:
             why = f"best solution evaluated before Phase 1 stopped ({outcome.status}), handed on as it is"
         self._fallback("phase1", outcome, solution, score, why)
         # Time mode: its drafts no merge reached still give the paths above the first their own
-        # start, as when Phase 1 ends with merges left (bike-sharing at 600 s: Phase 1 was cut
-        # while drafting, both paths refined one booster, and the other, which the 120 s run's
-        # second path took to a Poisson loss and a better test score, was never refined). Not
-        # under fixed step counts, whose Phase 3 does not size its rounds to its window: there a
-        # blend of two families did not fit a 120 s run's Phase 3 where one of one family did.
+        # start, as when Phase 1 ends with merges left, so that a cut Phase 1 does not leave every
+        # path refining the same model. Not under fixed step counts, whose Phase 3 does not size
+        # its rounds to its window: there a blend of two families may not fit a short run's
+        # Phase 3 where one of one family does.
         unmerged = drafts_left_out(wf, found[0].solution_id) if time_driven(self.config) else []
         return Phase1Result(retrieved_models=[], candidate_solutions=[], candidate_scores=[],
                             initial_solution=solution, initial_score=score, unmerged=unmerged)
