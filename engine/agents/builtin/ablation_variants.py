@@ -32,64 +32,104 @@ CAPACITY_STEP = 2      # places along a family's value list: 400 -> 1000 trees f
 
 def ablation_variant(spec: dict[str, Any], component: str) -> tuple[str, dict[str, Any]] | None:
     """(description, changed spec) for one component, or None when it does not apply."""
-    out = clone(spec)
-    data, members = out["data"], out["model"]["members"]
-    if component == "feature_engineering":
-        kept = [f for f in data["features"] if f in DEFAULT_FEATURES]
-        if len(kept) < len(data["features"]):
-            data["features"] = kept
-            return "engineered features removed", out
-        data["features"] = [f for f in FEATURE_OPTIONS if f in kept or f in ("missing_count", "row_stats")]
-        return "row statistics and missing counts added", out
-    if component == "scaling":
-        data["prep"]["scale"] = "standard" if data["prep"]["scale"] == "none" else "none"
-        return f"numeric scaling {spec['data']['prep']['scale']} -> {data['prep']['scale']}", out
-    if component == "categorical_encoding":
-        # A booster member can take the categories natively; other models get one-hot columns.
-        native = any(m["family"] in NATIVE_CATEGORY_FAMILIES for m in members)
-        data["prep"]["encode"] = ("native" if native else "onehot") if data["prep"]["encode"] == "ordinal" else "ordinal"
-        return f"categorical encoding {spec['data']['prep']['encode']} -> {data['prep']['encode']}", out
-    if component == "missing_indicators":
-        if data["prep"].get("num_impute") == "native" and any(m["family"] in NATIVE_MISSING_FAMILIES for m in members):
-            # Indicator columns change nothing for a booster that sees the gaps themselves: the
-            # study is whether the gaps tell it anything, against medians in their place.
-            data["prep"]["num_impute"] = "median"
-            return "numeric gaps filled with medians instead of reaching the boosters as gaps", out
-        data["prep"]["indicators"] = not data["prep"].get("indicators")
-        return f"missing-value indicator columns {'on' if data['prep']['indicators'] else 'off'}", out
-    if component == "model_capacity":
-        smaller = capacity_moves(members, -CAPACITY_STEP)
-        out["model"] = apply_changes("MODEL", out["model"], smaller)
-        shown = ", ".join(f"{key}={value}" for key, value in smaller.items())
-        return (f"smaller models ({shown})", out) if smaller else None
-    if component == "regularization":
-        changed = []
-        for params in out["reg"].values():
-            for param, value in params.items():
-                if param in _STRONGER and value is not None:
-                    params[param] = _STRONGER[param](value)
-                    changed.append(param)
-                elif param == "max_depth":
-                    params[param] = 6
-                    changed.append(param)
-        return (f"stronger regularisation ({', '.join(sorted(set(changed)))})", out) if changed else None
-    if component == "loss_weighting":
-        if spec["kind"] == "classification":
-            out["loss"]["class_weight"] = None if spec["loss"].get("class_weight") else "balanced"
-            return f"class_weight {spec['loss'].get('class_weight')} -> {out['loss']['class_weight']}", out
-        # Not standardising: rescaling the target changes nothing for trees. A log-link Poisson
-        # loss still fits the mean, which a squared-error metric scores; log1p fits the
-        # geometric mean, which is what a log-error metric scores.
-        shaped = "log1p" if spec["metric"] == "rmsle" else "poisson"
-        out["loss"]["target_transform"] = "none" if spec["loss"].get("target_transform") != "none" else shaped
-        return f"target transform {spec['loss'].get('target_transform')} -> {out['loss']['target_transform']}", out
-    if component == "ensemble_members" and len(members) > 1:
-        out["model"]["members"] = members[:1]
-        return f"only {members[0]['name']} (other models dropped)", out
-    if component == "blending" and len(members) > 1:
-        out["train"]["combine"] = "weighted" if spec["train"].get("combine") != "weighted" else "mean"
-        return f"blend {spec['train'].get('combine')} -> {out['train']['combine']}", out
-    return None
+    change = _COMPONENT_CHANGES.get(component)
+    return change(spec, clone(spec)) if change is not None else None
+
+
+# Each component's change: (the spec, a copy of it to change) -> (description, the changed copy),
+# or None when it does not apply.
+Variant = tuple[str, dict[str, Any]] | None
+
+
+def _feature_engineering(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
+    data = out["data"]
+    kept = [f for f in data["features"] if f in DEFAULT_FEATURES]
+    if len(kept) < len(data["features"]):
+        data["features"] = kept
+        return "engineered features removed", out
+    data["features"] = [f for f in FEATURE_OPTIONS if f in kept or f in ("missing_count", "row_stats")]
+    return "row statistics and missing counts added", out
+
+
+def _scaling(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
+    prep = out["data"]["prep"]
+    prep["scale"] = "standard" if prep["scale"] == "none" else "none"
+    return f"numeric scaling {spec['data']['prep']['scale']} -> {prep['scale']}", out
+
+
+def _categorical_encoding(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
+    # A booster member can take the categories natively; other models get one-hot columns.
+    prep = out["data"]["prep"]
+    native = any(m["family"] in NATIVE_CATEGORY_FAMILIES for m in out["model"]["members"])
+    prep["encode"] = ("native" if native else "onehot") if prep["encode"] == "ordinal" else "ordinal"
+    return f"categorical encoding {spec['data']['prep']['encode']} -> {prep['encode']}", out
+
+
+def _missing_indicators(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
+    prep = out["data"]["prep"]
+    if prep.get("num_impute") == "native" and any(m["family"] in NATIVE_MISSING_FAMILIES
+                                                  for m in out["model"]["members"]):
+        # Indicator columns change nothing for a booster that sees the gaps themselves: the
+        # study is whether the gaps tell it anything, against medians in their place.
+        prep["num_impute"] = "median"
+        return "numeric gaps filled with medians instead of reaching the boosters as gaps", out
+    prep["indicators"] = not prep.get("indicators")
+    return f"missing-value indicator columns {'on' if prep['indicators'] else 'off'}", out
+
+
+def _model_capacity(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
+    smaller = capacity_moves(out["model"]["members"], -CAPACITY_STEP)
+    out["model"] = apply_changes("MODEL", out["model"], smaller)
+    shown = ", ".join(f"{key}={value}" for key, value in smaller.items())
+    return (f"smaller models ({shown})", out) if smaller else None
+
+
+def _regularization(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
+    changed = []
+    for params in out["reg"].values():
+        for param, value in params.items():
+            if param in _STRONGER and value is not None:
+                params[param] = _STRONGER[param](value)
+                changed.append(param)
+            elif param == "max_depth":
+                params[param] = 6
+                changed.append(param)
+    return (f"stronger regularisation ({', '.join(sorted(set(changed)))})", out) if changed else None
+
+
+def _loss_weighting(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
+    if spec["kind"] == "classification":
+        out["loss"]["class_weight"] = None if spec["loss"].get("class_weight") else "balanced"
+        return f"class_weight {spec['loss'].get('class_weight')} -> {out['loss']['class_weight']}", out
+    # Not standardising: rescaling the target changes nothing for trees. A log-link Poisson
+    # loss still fits the mean, which a squared-error metric scores; log1p fits the
+    # geometric mean, which is what a log-error metric scores.
+    shaped = "log1p" if spec["metric"] == "rmsle" else "poisson"
+    out["loss"]["target_transform"] = "none" if spec["loss"].get("target_transform") != "none" else shaped
+    return f"target transform {spec['loss'].get('target_transform')} -> {out['loss']['target_transform']}", out
+
+
+def _ensemble_members(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
+    members = out["model"]["members"]
+    if len(members) < 2:
+        return None
+    out["model"]["members"] = members[:1]
+    return f"only {members[0]['name']} (other models dropped)", out
+
+
+def _blending(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
+    if len(out["model"]["members"]) < 2:
+        return None
+    out["train"]["combine"] = "weighted" if spec["train"].get("combine") != "weighted" else "mean"
+    return f"blend {spec['train'].get('combine')} -> {out['train']['combine']}", out
+
+
+_COMPONENT_CHANGES = {
+    "feature_engineering": _feature_engineering, "scaling": _scaling,
+    "categorical_encoding": _categorical_encoding, "missing_indicators": _missing_indicators,
+    "model_capacity": _model_capacity, "regularization": _regularization, "loss_weighting": _loss_weighting,
+    "ensemble_members": _ensemble_members, "blending": _blending,
+}
 
 
 def capacity_moves(members: list[dict[str, Any]], step: int) -> dict[str, Any]:

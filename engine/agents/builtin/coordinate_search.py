@@ -243,26 +243,55 @@ def propose(dims: list[Dim], history: list[tuple[dict[str, Any] | None, float | 
         return None
     tried = {_key(c) for c, _ in history if c is not None}
     tried.add(_key({}))
+    incumbent, best = _incumbent(history, rule)
+    by_key = {d.key: d for d in dims}
+    # 1. Keep going in the direction that produced the incumbent; 2. one-coordinate neighbours of
+    # the incumbent, untried dimensions first, none a move that scored worse.
+    candidates = _onward(incumbent, by_key) + _neighbours(dims, incumbent, _worse(history, incumbent, best, rule), rng)
+    for move in candidates:
+        if _key(move) not in tried:
+            return move
+    # 3. Everything near the incumbent is known: jump two random coordinates.
+    return _jump(dims, incumbent, tried, rng) or _widened(wider() if wider else [], incumbent, tried)
+
+
+def _incumbent(history: list[tuple[dict[str, Any] | None, float | None]],
+               rule: Score) -> tuple[dict[str, Any], float | None]:
+    """The best change-set tried so far and its score ({} and None before any scored)."""
     incumbent: dict[str, Any] = {}
     best: float | None = None
     for changes, score in history:
         if changes is not None and rule.improves(score, best):
             incumbent, best = changes, score
+    return incumbent, best
+
+
+def _worse(history: list[tuple[dict[str, Any] | None, float | None]], incumbent: dict[str, Any],
+           best: float | None, rule: Score) -> set[str]:
+    """The single moves (``key=value``) away from the incumbent of every change-set that scored worse."""
     worse: set[str] = set()
     for changes, score in history:
         if changes is not None and best is not None and score is not None and rule.improves(best, score):
             worse.update(f"{k}={_show(v)}" for k, v in changes.items() if incumbent.get(k) != v)
-    candidates: list[dict[str, Any]] = []
-    by_key = {d.key: d for d in dims}
-    # 1. Keep going in the direction that produced the incumbent.
+    return worse
+
+
+def _onward(incumbent: dict[str, Any], by_key: dict[str, Dim]) -> list[dict[str, Any]]:
+    """One more step along each ordered dimension, in the direction the incumbent moved it."""
+    onward = []
     for key, value in incumbent.items():
         dim = by_key.get(key)
         if dim and dim.ordered and value in dim.values:
             step = 1 if dim.values.index(value) > dim.index else -1
             nxt = dim.values.index(value) + step
             if 0 <= nxt < len(dim.values):
-                candidates.append({**incumbent, key: dim.values[nxt]})
-    # 2. One-coordinate neighbours of the incumbent, untried dimensions first.
+                onward.append({**incumbent, key: dim.values[nxt]})
+    return onward
+
+
+def _neighbours(dims: list[Dim], incumbent: dict[str, Any], worse: set[str],
+                rng: random.Random) -> list[dict[str, Any]]:
+    """The incumbent moved along one dimension (a seeded order, dimensions it has not moved first)."""
     neighbours: list[dict[str, Any]] = []
     order = list(dims)
     rng.shuffle(order)
@@ -278,11 +307,12 @@ def propose(dims: list[Dim], history: list[tuple[dict[str, Any] | None, float | 
                 move.pop(dim.key)
             if f"{dim.key}={_show(value)}" not in worse:
                 neighbours.append(move)
-    candidates += neighbours
-    for move in candidates:
-        if _key(move) not in tried:
-            return move
-    # 3. Everything near the incumbent is known: jump two random coordinates.
+    return neighbours
+
+
+def _jump(dims: list[Dim], incumbent: dict[str, Any], tried: set[str], rng: random.Random) -> dict[str, Any] | None:
+    """The incumbent with two random coordinates set at random, not tried yet (50 draws at most)."""
+    by_key = {d.key: d for d in dims}
     for _ in range(50):
         jump = dict(incumbent)
         for dim in rng.sample(dims, k=min(2, len(dims))):
@@ -290,7 +320,7 @@ def propose(dims: list[Dim], history: list[tuple[dict[str, Any] | None, float | 
         jump = {k: v for k, v in jump.items() if k not in by_key or v != by_key[k].current}
         if _key(jump) not in tried:
             return jump
-    return _widened(wider() if wider else [], incumbent, tried)
+    return None
 
 
 def _widened(wider: list[dict[str, Any]], incumbent: dict[str, Any], tried: set[str]) -> dict[str, Any] | None:

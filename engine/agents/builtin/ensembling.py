@@ -84,11 +84,7 @@ def ens_planner(call: Call) -> Reply:
     scores = [as_float(s) for s in call.list_var("scores")]
     history = [(settings_of(p), scores[i] if i < len(scores) else None) for i, p in enumerate(plans)]
     tried = {json.dumps(s, sort_keys=True) for s, _ in history if s}
-    tried_methods = {s.get("combine") for s, _ in history if s}
-    best, best_score = None, None
-    for settings, score in history:
-        if settings and call.score_rule.improves(score, best_score):
-            best, best_score = settings, score
+    best, best_score = _best_plan(call, history)
     specs = _specs(call)
     if specs and len(_merged(specs)["model"]["members"]) == 1:
         return _plan_for_one_model(call, specs, history, tried)
@@ -97,26 +93,38 @@ def ens_planner(call: Call) -> Reply:
         # A robust blend won so far -> try the other robust one next; else learned blends.
         family = _ROBUST if best.get("combine") in _ROBUST else _LEARNED
         order.sort(key=lambda m: m not in family)
-    choice: dict[str, Any] | None = None
-    for method in order:
-        if method not in tried_methods:
-            choice = {"combine": method}
-            break
+    tried_methods = {s.get("combine") for s, _ in history if s}
+    choice = next(({"combine": method} for method in order if method not in tried_methods), None)
     if choice is None:
-        # The best combination's refinements first, then each other method's, the methods that
-        # scored better first: a long Phase 3 goes on until every one was tried.
-        can_bag = any(bagged_members(spec) for spec in specs)
-        method_best = {m: call.score_rule.best([s for st, s in history if st and st.get("combine") == m],
-                                               lambda s: s, Ties.FIRST_WINS) for m in order}
-        ranked = [order[i] for i in call.score_rule.ranked([method_best[m] for m in order])]
-        bases = ([best] if best else []) + [{"combine": m} for m in ranked + [m for m in order if m not in ranked]]
-        choice = next((c for base in bases for c in _refinements(base, can_bag)
-                       if json.dumps(c, sort_keys=True) not in tried), None)
+        choice = _refined(call, specs, history, tried, order, best)
     if choice is None:
         choice = _with_another_model(call, specs, history, tried)
     if choice is None:
         raise CannotAnswer("builtin ens_planner: every combination method it knows was tried")
     return _plan_reply(choice, best, best_score)
+
+
+def _best_plan(call: Call, history: list[tuple[dict | None, float | None]]) -> tuple[dict | None, float | None]:
+    """The settings of the plan that scored best so far, and its score."""
+    best, best_score = None, None
+    for settings, score in history:
+        if settings and call.score_rule.improves(score, best_score):
+            best, best_score = settings, score
+    return best, best_score
+
+
+def _refined(call: Call, specs: list[dict], history: list[tuple[dict | None, float | None]], tried: set[str],
+             order: list[str], best: dict | None) -> dict[str, Any] | None:
+    """Once every method was tried: the best combination's refinements first, then each other
+    method's, the methods that scored better first (a long Phase 3 goes on until every one was
+    tried); the first not tried yet."""
+    can_bag = any(bagged_members(spec) for spec in specs)
+    method_best = {m: call.score_rule.best([s for st, s in history if st and st.get("combine") == m],
+                                           lambda s: s, Ties.FIRST_WINS) for m in order}
+    ranked = [order[i] for i in call.score_rule.ranked([method_best[m] for m in order])]
+    bases = ([best] if best else []) + [{"combine": m} for m in ranked + [m for m in order if m not in ranked]]
+    return next((c for base in bases for c in _refinements(base, can_bag)
+                 if json.dumps(c, sort_keys=True) not in tried), None)
 
 
 def _plan_reply(choice: dict[str, Any], best: dict | None, best_score: float | None) -> Reply:
