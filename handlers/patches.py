@@ -17,8 +17,10 @@ Wording changes need none of this: notes are remarks, never compared (``replay/v
 
 from __future__ import annotations
 
-# The named handler changes this code knows, oldest first. Empty until a decision changes.
-KNOWN: tuple[str, ...] = ()
+# The named handler changes this code knows, oldest first.
+KNOWN: tuple[str, ...] = (
+    "run-error-names-root-cause",  # a Phase 1 whose candidates all fail names their common cause (failure_cause.py)
+)
 
 
 def adopted_by_new_runs() -> list[str]:

@@ -34,6 +34,7 @@ from events.results import Phase1Result
 from events.score import Score
 from events.values import EvaluationResult, SolutionScript
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry, replaces_incumbent
+from handlers.failure_cause import cause_suffix
 from handlers.futures import Task
 from handlers.mlestar.bestsofar import rebase_best
 from handlers.mlestar.phase1_time import Phase1Time
@@ -95,7 +96,8 @@ def rank_drafts(wf: Workflow, evaluated: list[Evaluated], rule: Score) -> list[i
                                excluded=[i for i, s in enumerate(scores) if s is None]))
     if not ranked:
         stopped = sum(1 for ev in evaluated if ev.result.error_traceback == BUDGET_STOPPED)
-        raise PipelineError(f"Phase 1 failed: all {len(evaluated)} candidates produced execution errors" if not stopped
+        raise PipelineError(f"Phase 1 failed: all {len(evaluated)} candidates produced execution errors"
+                            f"{cause_suffix(wf, evaluated)}" if not stopped
                             else f"Phase 1 failed: no candidate has a score ({stopped} of {len(evaluated)} stopped by "
                                  "the budget before they had code)",
                             {"candidate_errors": [ev.result.error_traceback or ev.result.stderr[-500:]
