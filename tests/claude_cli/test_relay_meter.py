@@ -20,7 +20,7 @@ import pytest
 from engine.agents.claude import relay as relay_module
 from engine.agents.claude.metering import CallMeter, ResponseUsage
 from engine.agents.claude.prices import ANTHROPIC_LIST_PRICES, price_of, usage_cost
-from engine.agents.claude.reading import call_cost
+from engine.agents.claude.reading import call_cost, cli_tokens
 from engine.agents.claude.relay import ApiRelay, RelayedCall
 from events.domain import ModelPrice
 from tests.claude_cli.conftest import FAKE_KEY, MODEL
@@ -148,6 +148,11 @@ def test_a_request_after_the_call_ended_is_refused(relay_to):
     assert reading.requests == 1 and len(api.served) == 1
 
 
+def model_usage(tokens: int) -> dict[str, Any]:
+    """The CLI's ``modelUsage`` of a result that used ``tokens`` of the unpriced model."""
+    return {"my-gateway-model": {"inputTokens": tokens, "outputTokens": 0, "costUSD": 0.01}}
+
+
 def test_a_model_without_a_price_is_let_through_counted_apart_and_priced_by_the_cli_else_the_cap(relay_to):
     """The relay cannot price such a request: it is not charged the call's cap as it passes (the
     CLI's own max_budget_usd stops the CLI at the cap), the reading says how many and which model,
@@ -166,6 +171,17 @@ def test_a_model_without_a_price_is_let_through_counted_apart_and_priced_by_the_
     assert call_cost(reading, None, 0.2) == (pytest.approx(0.2), "cap")
     assert call_cost(reading, None, None) == (None, "unknown")
     assert reading.usage(0.01)["unpriced_models"] == ["my-gateway-model"]
+    # The CLI's figure covers the CLI's own requests only: taken when the tokens the relay saw for
+    # the unpriced model are no more than the CLI reports for it (its modelUsage), else the cap.
+    unpriced_served = [a["usage"] for a in api.served if a["model"] == "my-gateway-model"]
+    assert reading.unpriced_tokens == sum(u["input_tokens"] + u["output_tokens"] for u in unpriced_served)
+    whole = cli_tokens(model_usage(reading.unpriced_tokens), reading.unpriced_models)
+    assert whole == reading.unpriced_tokens
+    assert call_cost(reading, 0.01, 0.2, whole) == (pytest.approx(0.01), "cli_reported")
+    short = cli_tokens(model_usage(reading.unpriced_tokens - 1), reading.unpriced_models)
+    assert call_cost(reading, 0.01, 0.2, short) == (pytest.approx(0.2), "cap")
+    assert call_cost(reading, 0.01, None, short) == (None, "unknown")
+    assert cli_tokens({"another-model": {"inputTokens": 5}}, reading.unpriced_models) is None  # nothing to compare
     uncapped = relay.open_call("uncapped", None)
     assert send(uncapped, ask(model="my-gateway-model"))[0] == 200
     assert uncapped.close().cost_usd is None

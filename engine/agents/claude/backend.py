@@ -44,6 +44,7 @@ from engine.agents.claude.mcp_tools import TOOL_NAMES, build_server
 from engine.agents.claude.metered import metered_failure, metered_result, metered_try, try_tag
 from engine.agents.claude.outcome import Attempt, Stream, completed_attempt, result_dict
 from engine.agents.claude.price_check import price_warning
+from engine.agents.claude.reading import cli_tokens
 from engine.agents.claude.setup import bundled_cli, check_permission_mode, is_root
 from engine.agents.errors import BackendUnavailable
 from engine.agents.retry import (
@@ -293,10 +294,12 @@ class ClaudeBackend:
             reading = self._launcher.close_call(tag)
         if outcome.failure is not None:  # what the try used before it failed
             outcome.failure = replace(outcome.failure, usage={**stream.tokens, **outcome.failure.usage})
+        # What the CLI says it used of the models the relay could not price (``reading.call_cost``).
+        seen = cli_tokens(getattr(stream.result, "model_usage", None), reading.unpriced_models) if reading else None
         if reading is not None and outcome.result is not None:
-            outcome.result = metered_result(outcome.result, reading, ctx.budget_usd)
+            outcome.result = metered_result(outcome.result, reading, ctx.budget_usd, seen)
         elif reading is not None and outcome.failure is not None:
-            outcome.failure = metered_failure(outcome.failure, reading, ctx.budget_usd)
+            outcome.failure = metered_failure(outcome.failure, reading, ctx.budget_usd, seen)
         outcome.policy = stream.policy
         if outcome.result is not None and stream.policy is not None:
             outcome.result = outcome.result.model_copy(update={"sandbox": stream.policy})

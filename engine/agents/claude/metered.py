@@ -30,21 +30,23 @@ def try_tag(work_dir: Path, attempt: int) -> str:
     return f"{Path(work_dir).name}-{attempt}"
 
 
-def metered_result(result: AgentCallCompleted, reading: MeterReading, cap_usd: float | None) -> AgentCallCompleted:
-    cost, source = call_cost(reading, result.cost_usd, cap_usd)
+def metered_result(result: AgentCallCompleted, reading: MeterReading, cap_usd: float | None,
+                   cli_tokens_seen: int | None = None) -> AgentCallCompleted:
+    cost, source = call_cost(reading, result.cost_usd, cap_usd, cli_tokens_seen)
     usage = dict(result.usage)
     usage.update(cost_source=source, relay=reading.usage(result.cost_usd))
     return result.model_copy(update={"cost_usd": cost, "usage": usage})
 
 
-def metered_failure(failure: Failure, reading: MeterReading, cap_usd: float | None) -> Failure:
+def metered_failure(failure: Failure, reading: MeterReading, cap_usd: float | None,
+                    cli_tokens_seen: int | None = None) -> Failure:
     message = failure.message
     if reading.budget_refused and cap_usd is not None and not message.startswith(CUT_MESSAGE_START):
         message = (f"{CUT_MESSAGE_START}: the engine's relay refused this call's model requests once its cap of "
                    f"${cap_usd:.4f} was spent (${reading.cost_usd or 0.0:.4f} metered): {message}")
     elif reading.refusals and not reading.budget_refused:
         message += f" (the engine's relay refused {reading.refused} request(s): {reading.refusals[0]})"
-    cost, source = call_cost(reading, failure.cost_usd, cap_usd)
+    cost, source = call_cost(reading, failure.cost_usd, cap_usd, cli_tokens_seen)
     usage = {**failure.usage, "cost_source": source, "relay": reading.usage(failure.cost_usd)}
     return Failure(message, transient=failure.transient and not reading.budget_refused, cost_usd=cost, usage=usage)
 

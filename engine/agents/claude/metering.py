@@ -35,7 +35,7 @@ from typing import Any
 import structlog
 
 from engine.agents.claude.prices import cache_write_factor, price_of, usage_cost, worst_case_cost
-from engine.agents.claude.reading import MeterReading
+from engine.agents.claude.reading import MeterReading, api_tokens
 from engine.agents.ledger import MIN_CALL_USD
 from events.domain import ModelPrice
 
@@ -251,6 +251,7 @@ class CallMeter:
         self._refused = 0
         self._budget_refused = False
         self._unpriced = 0       # requests for a model without a price, answered
+        self._unpriced_tokens = 0  # the tokens their answers reported
         self._models: dict[str, bool] = {}  # every model asked for (insertion order) -> has a price
         self._at_most_usd = 0.0  # answers cut off: charged at their most
 
@@ -323,6 +324,7 @@ class CallMeter:
 
     def settle(self, ticket: Ticket, answer: ResponseUsage) -> float | None:
         """Debit what the answer cost (None: unknown) and release the request's hold."""
+        tokens = api_tokens(answer.usage) if ticket.price is None else 0  # what an unpriced answer reported
         if answer.status >= 400:
             cost: float | None = 0.0  # the API bills no error
         elif ticket.price is None:
@@ -342,6 +344,7 @@ class CallMeter:
             self._settled.notify_all()
             if cost is None:
                 self._unpriced += 1
+                self._unpriced_tokens += tokens
             else:
                 self.spent_usd += cost
                 self._at_most_usd += cost if cut_off else 0.0
@@ -360,13 +363,15 @@ class CallMeter:
         most (their holds)."""
         with self._lock:
             self.settled = True
-            unpriced = self._unpriced + sum(t.price is None for t in self._in_flight.values())
+            open_unpriced = sum(t.price is None for t in self._in_flight.values())
+            unpriced = self._unpriced + open_unpriced
             most = sum(t.most() for t in self._in_flight.values())  # cut off now: the most they could cost
             priced = round(self.spent_usd + most, 9)
             return MeterReading(None if unpriced else priced, self._requests, tuple(self._refusals),
                                 self._budget_refused, round(self._at_most_usd + most, 9), self._refused,
                                 priced_usd=priced, unpriced=unpriced, models=tuple(self._models),
-                                unpriced_models=tuple(m for m, known in self._models.items() if not known))
+                                unpriced_models=tuple(m for m, known in self._models.items() if not known),
+                                unpriced_tokens=self._unpriced_tokens, unpriced_open=open_unpriced)
 
 
 def _int(value: Any) -> int:
