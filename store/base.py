@@ -101,6 +101,16 @@ class ChainProblem:
     damaged: bool = False  # the file could not be read from here (damaged storage), not altered bytes
 
 
+@dataclass(frozen=True)
+class ExportContents:
+    """A run read from an export (store/jsonl.py); ``partial`` says why the file may not hold the
+    whole run ("" if it does); ``legacy``: written before export format 1 (no end line)."""
+
+    envelopes: list[Envelope]
+    partial: str = ""
+    legacy: bool = False
+
+
 class EventStore(Protocol):
     @property
     def path(self) -> Path | str:
@@ -142,8 +152,16 @@ class EventStore(Protocol):
         when the chain is intact: what opening a run costs is what was appended since the last check."""
         ...
 
-    def export_jsonl(self, run_id: str, out: IO[str]) -> int: ...
+    def export_jsonl(self, run_id: str, out: IO[str]) -> int:
+        """Write the run as JSON Lines ending with its end line (store/jsonl.py); return the event count."""
+        ...
 
-    def import_jsonl(self, source: IO[str]) -> str: ...
+    def import_jsonl(self, source: IO[str], *, allow_partial: bool = False) -> str:
+        """Import an export (its chain and completeness checked, store/jsonl.py); return its run id."""
+        ...
+
+    def import_export(self, contents: ExportContents) -> str:
+        """Import a run already read from an export; a partial one gets the status ``partial``."""
+        ...
 
     def close(self) -> None: ...

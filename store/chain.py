@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from events.base import GENESIS_HASH, EffectResult, canonical_json, chain_hash, event_class
+from events.base import GENESIS_HASH, EffectResult, Envelope, canonical_json, chain_hash, event_class
 from store.base import ChainProblem, CorruptLog, EventStore
 
 # (seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash, result_of), text as str
@@ -147,3 +147,19 @@ def require_intact_chain(store: EventStore, run_id: str, doing: str) -> None:
     problem = store.check_chain(run_id)
     if problem is not None:
         raise ChainBroken(run_id, problem, doing)
+
+
+def envelopes_problem(envelopes: Iterable[Envelope], start: VerifiedHead = GENESIS) -> ChainProblem | None:
+    """The first of ``envelopes`` (already read, in seq order, following ``start``) that does not
+    chain onto the one before, or None: the check of a reader that holds envelopes, not rows (the
+    UI, which reads each run's new events as they come)."""
+    prev_seq, prev_hash = start.seq, start.hash
+    for env in envelopes:
+        if env.seq != prev_seq + 1:
+            return ChainProblem(prev_seq + 1, f"event {prev_seq + 1} is missing (next stored seq is {env.seq})")
+        if env.prev_hash != prev_hash:
+            return ChainProblem(env.seq, "prev_hash does not match the previous event's hash")
+        if env.compute_hash() != env.hash:
+            return ChainProblem(env.seq, "hash does not match the event's contents")
+        prev_seq, prev_hash = env.seq, env.hash
+    return None

@@ -32,7 +32,7 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 
 import events as _vocabulary  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
-from events.base import GENESIS_HASH, EffectResult, Envelope, NewEvent, canonical_json, event_class
+from events.base import GENESIS_HASH, Envelope, NewEvent
 from store.base import (
     ChainProblem,
     ConcurrencyError,
@@ -45,7 +45,7 @@ from store.base import (
     StoreUnavailable,
 )
 from store.chain import GENESIS, VERIFIED_HEAD_KEY, VerifiedHead, first_chain_problem
-from store.jsonl import read_jsonl, status_of, write_jsonl
+from store.jsonl import ExportContents, imported_rows, imported_run_row, read_jsonl, write_jsonl
 from store.leases import RELEASE_BUDGET_S, refuse_live_holder
 from store.pg_reconnect import Reconnector, reconnect_budget_from_env
 from store.sealing import envelopes_from_rows, now_iso, seal
@@ -287,7 +287,8 @@ class PostgresEventStore:
                 cur.execute("SELECT seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, "
                             "hash, result_of FROM events WHERE run_id=%s AND seq>=%s ORDER BY seq",
                             (run_id, max(start.seq, 1)))
-                return first_chain_problem(run_id, cur, *head, start), VerifiedHead(*head)
+                head_seq, head_hash = head
+                return first_chain_problem(run_id, cur, head_seq, head_hash, start), VerifiedHead(head_seq, head_hash)
 
         return self._db.run(check)
 
@@ -334,26 +335,22 @@ class PostgresEventStore:
     # --- export / import --------------------------------------------------------------------
 
     def export_jsonl(self, run_id: str, out: IO[str]) -> int:
-        return write_jsonl(self.read(run_id), out)
+        return write_jsonl(run_id, self.read(run_id), out)
 
-    def import_jsonl(self, source: IO[str]) -> str:
-        envelopes = read_jsonl(source)
-        first, last = envelopes[0], envelopes[-1]
-        run_id = first.run_id
-        strategy = str(first.payload.get("strategy", "?"))
-        task = str((first.payload.get("task") or {}).get("competition_id", "?"))
-        rows = [(e.run_id, e.seq, e.type, e.version, e.scope, e.causation_seq, e.recorded_at,
-                 canonical_json(e.payload), e.prev_hash, e.hash,
-                 e.payload.get("effect_id") if issubclass(event_class(e.type), EffectResult) else None)
-                for e in envelopes]
+    def import_jsonl(self, source: IO[str], *, allow_partial: bool = False) -> str:
+        return self.import_export(read_jsonl(source, allow_partial=allow_partial))
+
+    def import_export(self, contents: ExportContents) -> str:
+        run = imported_run_row(contents)
+        run_id, last = run[0], contents.envelopes[-1]
+        rows = imported_rows(contents.envelopes)
 
         def insert(conn: psycopg.Connection, retried: bool) -> None:
             try:
                 with conn.transaction():
                     conn.execute(
                         "INSERT INTO runs(run_id, created_at, strategy, task, status, head_seq, head_hash) "
-                        "VALUES (%s,%s,%s,%s,%s,%s,%s)",
-                        (run_id, first.recorded_at, strategy, task, status_of(last.type), last.seq, last.hash))
+                        "VALUES (%s,%s,%s,%s,%s,%s,%s)", run)
                     with conn.cursor() as cur:
                         cur.executemany(_INSERT_EVENT, rows)
             except pg_errors.UniqueViolation:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO
 
 import events as _vocabulary  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
-from events.base import GENESIS_HASH, EffectResult, Envelope, NewEvent, canonical_json, event_class
+from events.base import GENESIS_HASH, Envelope, NewEvent
 from store.base import (
     ChainProblem,
     ConcurrencyError,
@@ -30,7 +30,7 @@ from store.base import (
     StoreError,
 )
 from store.chain import GENESIS, VERIFIED_HEAD_KEY, StoredRow, VerifiedHead, first_chain_problem
-from store.jsonl import read_jsonl, status_of, write_jsonl
+from store.jsonl import ExportContents, imported_rows, imported_run_row, read_jsonl, write_jsonl
 from store.leases import take_lease
 from store.sealing import envelopes_from_rows, seal
 from store.sealing import now_iso as _now_iso
@@ -343,40 +343,28 @@ class SQLiteEventStore:
     # --- export / import --------------------------------------------------------------------
 
     def export_jsonl(self, run_id: str, out: IO[str]) -> int:
-        return write_jsonl(self.read(run_id), out)
+        return write_jsonl(run_id, self.read(run_id), out)
 
-    def import_jsonl(self, source: IO[str]) -> str:
-        envelopes = read_jsonl(source)
-        run_id = envelopes[0].run_id
+    def import_jsonl(self, source: IO[str], *, allow_partial: bool = False) -> str:
+        return self.import_export(read_jsonl(source, allow_partial=allow_partial))
+
+    def import_export(self, contents: ExportContents) -> str:
+        run = imported_run_row(contents)
         with self._faults():  # no run to resume: the advice is to import again
-            self._insert_imported(run_id, envelopes)
-        return run_id
-
-    def _insert_imported(self, run_id: str, envelopes: list[Envelope]) -> None:
-        first = envelopes[0]
-        strategy = str(first.payload.get("strategy", "?"))
-        task = str((first.payload.get("task") or {}).get("competition_id", "?"))
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            if self.conn.execute("SELECT 1 FROM runs WHERE run_id=?", (run_id,)).fetchone():
-                raise RunExists(f"run {run_id} already exists in {self.path}")
-            self.conn.execute(
-                "INSERT INTO runs(run_id, created_at, strategy, task, status, head_seq, head_hash) VALUES (?,?,?,?,?,?,?)",
-                (run_id, first.recorded_at, strategy, task, status_of(envelopes[-1].type), envelopes[-1].seq,
-                 envelopes[-1].hash),
-            )
-            self.conn.executemany(
-                "INSERT INTO events(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
-                "prev_hash, hash, result_of) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [(e.run_id, e.seq, e.type, e.version, e.scope, e.causation_seq, e.recorded_at,
-                  canonical_json(e.payload), e.prev_hash, e.hash,
-                  e.payload.get("effect_id") if issubclass(event_class(e.type), EffectResult) else None)
-                 for e in envelopes],
-            )
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                if self.conn.execute("SELECT 1 FROM runs WHERE run_id=?", (run[0],)).fetchone():
+                    raise RunExists(f"run {run[0]} already exists in {self.path}")
+                self.conn.execute("INSERT INTO runs(run_id, created_at, strategy, task, status, head_seq, head_hash) "
+                                  "VALUES (?,?,?,?,?,?,?)", run)
+                self.conn.executemany(
+                    "INSERT INTO events(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
+                    "prev_hash, hash, result_of) VALUES (?,?,?,?,?,?,?,?,?,?,?)", imported_rows(contents.envelopes))
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+        return str(run[0])
 
     def close(self) -> None:
         self.conn.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import resource
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def _file_size_limited() -> bool:
 
 
 def _again(run_id: str | None) -> str:
-    return (f"`engine resume {run_id}` continues the run where it stopped" if run_id
+    return (f"`engine resume {shlex.quote(run_id)}` continues the run where it stopped" if run_id
             else "run the command again")
 
 

@@ -15,6 +15,7 @@ from engine.config.presets import ConfigError, build_config
 from engine.config.validate import InputError, validate_start
 from events.campaign import CampaignCell, CampaignStarted
 from events.domain import PipelineConfig
+from store.run_ids import check_run_id
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -128,6 +129,11 @@ def _grid_summary(cells: list[CampaignCell]) -> str:
 def run_id_for(name: str, cell: CampaignCell) -> str:
     """Readable and stable: the campaign, the task's name and the seed, plus a short hash of the
     whole cell so two cells never share a run."""
-    label = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(cell.task).name or cell.task).strip("_") or "task"
+    label = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(cell.task).name or cell.task).strip("_")[:TASK_LABEL_CHARS]
     digest = hashlib.sha256(cell.key.encode()).hexdigest()[:6]
-    return f"{name}-{label}-s{cell.seed}-{digest}"
+    return check_run_id(f"{name}-{label or 'task'}-s{cell.seed}-{digest}")
+
+
+# A task's name is cut to this in its runs' ids: with a campaign name (at most 64) and the seed, the
+# id stays within store.run_ids.MAX_RUN_ID_LENGTH; the digest keeps the ids of cut names distinct.
+TASK_LABEL_CHARS = 48

@@ -27,6 +27,7 @@ from engine.run import lifecycle as runs_mod
 from replay.state import PipelineState, fold
 from store.base import EventStore, StoreError
 from store.chain import require_intact_chain
+from store.run_ids import check_run_id
 
 if TYPE_CHECKING:
     from rich.status import Status  # the progress line's, imported by rich when it is shown
@@ -147,6 +148,8 @@ def start(
         validate_start(task, cfg, strategy=strategy, agent=agent)
     except InputError as exc:
         fail(str(exc))
+    if run_id is not None:  # refused before the backend's check (which may cost) and before any database
+        check_run_id(run_id)
     backend = runs_mod.make_backend(agent, cfg, db=runs_mod.db_path(db))
     checked = runs_mod.preflight(backend)  # a bad key or endpoint stops here, before the run exists
     price_note = getattr(backend, "price_warning", lambda _checked: None)(checked)  # a budget it cannot meter
@@ -289,14 +292,28 @@ def export(run_id: str, output: Path = typer.Option(..., "-o", "--output"), db: 
 
 
 @app.command("import")
-def import_(source: Path, db: str | None = DbOpt) -> None:
-    """Load a run exported with `engine export` (the hash chain is checked)."""
+def import_(source: Path, allow_partial: bool = typer.Option(
+                False, "--allow-partial", help="Import a file that may lack its last events (no valid end line) "
+                "as a partial run."),
+            db: str | None = DbOpt) -> None:
+    """Load a run exported with `engine export` (the hash chain and the end line are checked)."""
+    from store.jsonl import read_jsonl
+
     if not source.is_file():
         raise UsageError(f"{source}: no such file")
-    store, _ = _store(db, must_exist=False)
     with open(source, encoding="utf-8") as fh:
-        run_id = store.import_jsonl(fh)
-    out.print(f"imported run {run_id}")
+        contents = read_jsonl(fh, allow_partial=allow_partial)  # refused before any database is made
+    store, _ = _store(db, must_exist=False)
+    run_id = store.import_export(contents)
+    count = len(contents.envelopes)
+    if contents.partial:
+        err.print(f"warning: {escape(contents.partial)}", highlight=False, soft_wrap=True)
+        out.print(f"imported run {run_id} as PARTIAL ({count} events; status partial)", markup=False)
+    elif contents.legacy:
+        out.print(f"imported run {run_id} ({count} events; an export from before end lines, complete: its last "
+                  "event ends the run)", markup=False)
+    else:
+        out.print(f"imported run {run_id} ({count} events)", markup=False)
 
 
 def _mount_optional() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from engine.run.driver import EngineError
@@ -10,19 +9,25 @@ from engine.run.strategies import load_strategy
 from events.base import Envelope
 from handlers.runtime import Runtime
 from replay.verify import Divergence, verify
+from store.base import CorruptLog
+from store.jsonl import completeness_problem, parse_lines
 
 
 def read_export(path: Path) -> list[Envelope]:
+    """The events of an export, its hash chain unchecked (a replay names what differs). An end
+    line that disagrees with the events is refused; a file without one (written before export
+    format 1, or cut short) is replayed as far as it goes."""
     if not path.is_file():
         raise EngineError(f"{path}: no such file")
-    envelopes = []
     with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    envelopes.append(Envelope.model_validate(json.loads(line)))
-                except (ValueError, TypeError) as exc:
-                    raise EngineError(f"{path}:{lineno}: not an exported event ({str(exc).splitlines()[0]})") from None
+        try:
+            envelopes, end = parse_lines(fh, label=f"{path} line")
+        except CorruptLog as exc:
+            raise EngineError(str(exc)) from None
+    if envelopes and end is not None:
+        problem = completeness_problem(envelopes, end)
+        if problem:
+            raise EngineError(f"{path}: {problem}")
     return envelopes
 
 

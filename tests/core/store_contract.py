@@ -41,6 +41,7 @@ from store.base import (
     RunNotFound,
     StoreError,
 )
+from store.run_ids import InvalidRunId
 
 
 def note(i: int, scope: str = "run") -> NewEvent:
@@ -346,6 +347,62 @@ class EventStoreContract:
                     other.import_jsonl(io.StringIO(bad))
             with pytest.raises(RunNotFound):
                 other.get_run(run)
+        finally:
+            other.close()
+
+    def test_export_ends_with_its_end_line(self, store: EventStore, run: str) -> None:
+        lines = self._exported(store, run).splitlines()
+        last = json.loads(lines[2])
+        assert json.loads(lines[-1]) == {"export_end": {"format": 1, "run_id": run, "events": 3, "head_seq": 3,
+                                                        "head_hash": last["hash"]}}
+
+    def test_export_cut_short_is_refused_unless_partial_is_allowed(self, store: EventStore, run: str,
+                                                                    tmp_path: Path) -> None:
+        lines = self._exported(store, run).splitlines()
+        other = self.make_store(tmp_path / "other")
+        try:
+            for cut in (lines[:-1], lines[:-2], lines[:1]):  # the end line, then events too, dropped
+                with pytest.raises(CorruptLog, match="no end line .* cut short.*--allow-partial"):
+                    other.import_jsonl(io.StringIO("\n".join(cut) + "\n"))
+            with pytest.raises(RunNotFound):
+                other.get_run(run)
+            assert other.import_jsonl(io.StringIO("\n".join(lines[:-2]) + "\n"), allow_partial=True) == run
+            assert other.get_run(run).status == "partial" and other.last_seq(run) == 2
+            assert other.verify_chain(run) is None
+        finally:
+            other.close()
+
+    def test_end_line_that_disagrees_or_is_newer_is_refused(self, store: EventStore, run: str,
+                                                             tmp_path: Path) -> None:
+        lines = self._exported(store, run).splitlines()
+        end = json.loads(lines[-1])
+        fewer = dict(end["export_end"], events=2, head_seq=2)
+        newer = dict(end["export_end"], format=99)
+        cases = {"events are missing": [*lines[:2], json.dumps({"export_end": fewer})],
+                 "says 3 events": [*lines[:2], lines[-1]],
+                 "format 99": [*lines[:3], json.dumps({"export_end": newer})],
+                 "text after the export's end line": [*lines, lines[0]]}
+        other = self.make_store(tmp_path / "other")
+        try:
+            for message, bad in cases.items():
+                with pytest.raises(CorruptLog, match=message):
+                    other.import_jsonl(io.StringIO("\n".join(bad) + "\n"))
+            with pytest.raises(RunNotFound):
+                other.get_run(run)
+        finally:
+            other.close()
+
+    def test_import_refuses_an_unsafe_run_id(self, store: EventStore, tmp_path: Path) -> None:
+        """A file names its own run: the one run-id rule applies to it as to `engine start`."""
+        store.create_run("../../etc/x", strategy="toy", task="toy")  # a store below the CLI takes any key
+        store.append("../../etc/x", [note(1)], expected_seq=0)
+        buf = io.StringIO()
+        store.export_jsonl("../../etc/x", buf)
+        other = self.make_store(tmp_path / "other")
+        try:
+            with pytest.raises(InvalidRunId, match="path separator"):
+                other.import_jsonl(io.StringIO(buf.getvalue()), allow_partial=True)
+            assert other.list_runs() == []
         finally:
             other.close()
 
