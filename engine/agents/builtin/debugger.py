@@ -7,40 +7,23 @@ embedded spec when the edit that broke them is unknown. Anything else fails hone
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from collections.abc import Callable
 from pathlib import Path
 
+from engine.agents.builtin.blocks import script_text
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, code_reply
 from engine.agents.builtin.render import render_solution
 from engine.agents.builtin.spec import parse_spec
 
+# The name a NameError names -> the import statement that defines it (script_blocks/known_imports.py).
 IMPORTS = {
-    "np": "import numpy as np", "pd": "import pandas as pd", "os": "import os", "sys": "import sys",
-    "math": "import math", "json": "import json", "warnings": "import warnings", "time": "import time",
-    "metrics": "from sklearn import metrics", "clone": "from sklearn.base import clone",
-    "rankdata": "from scipy.stats import rankdata", "Path": "from pathlib import Path",
+    (alias.asname or alias.name): ast.get_source_segment(script_text("known_imports"), node) or ""
+    for node in ast.parse(script_text("known_imports")).body if isinstance(node, (ast.Import, ast.ImportFrom))
+    for alias in node.names
 }
-_SKLEARN = {
-    "sklearn.model_selection": "train_test_split KFold StratifiedKFold cross_val_score cross_val_predict GridSearchCV",
-    "sklearn.preprocessing": "StandardScaler MinMaxScaler RobustScaler OneHotEncoder OrdinalEncoder LabelEncoder "
-                             "QuantileTransformer FunctionTransformer PolynomialFeatures",
-    "sklearn.impute": "SimpleImputer KNNImputer",
-    "sklearn.compose": "ColumnTransformer TransformedTargetRegressor make_column_transformer",
-    "sklearn.pipeline": "Pipeline make_pipeline",
-    "sklearn.linear_model": "LogisticRegression Ridge Lasso LinearRegression ElasticNet",
-    "sklearn.ensemble": "RandomForestClassifier RandomForestRegressor ExtraTreesClassifier ExtraTreesRegressor "
-                        "GradientBoostingClassifier GradientBoostingRegressor HistGradientBoostingClassifier "
-                        "HistGradientBoostingRegressor VotingClassifier VotingRegressor StackingClassifier",
-    "sklearn.neighbors": "KNeighborsClassifier KNeighborsRegressor",
-    "sklearn.svm": "SVC SVR LinearSVC",
-    "sklearn.neural_network": "MLPClassifier MLPRegressor",
-    "sklearn.metrics": "roc_auc_score accuracy_score mean_squared_error mean_absolute_error log_loss f1_score r2_score",
-}
-for _module, _names in _SKLEARN.items():
-    for _name in _names.split():
-        IMPORTS[_name] = f"from {_module} import {_name}"
 _MISSING_LIBS = {"lightgbm": "LGBM", "xgboost": "XGB", "catboost": "CatBoost"}
 
 FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
