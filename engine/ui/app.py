@@ -107,8 +107,8 @@ class UiApp:
             return (False, None) if log is None else (True, render(log))
 
         known, html = await self.locked(work)
-        if not known:
-            return self._not_found(f"no run {run_id!r} in this database")
+        if not known:  # unknown, or refused: a tampered or damaged log is named as `engine verify` names it
+            return self._not_found(self.index.refusal(run_id) or f"no run {run_id!r} in this database")
         return HTMLResponse(html) if html is not None else self._not_found(missing)
 
     def _not_found(self, message: str) -> Response:

@@ -17,6 +17,8 @@ from engine.campaign.stream import STREAM_PREFIX
 from engine.ui.source import Head, LogSource
 from events.base import Envelope
 from replay.state import PipelineState, fold
+from store.base import ChainProblem
+from store.chain import GENESIS, VerifiedHead, describe_problem, envelopes_problem
 
 
 @dataclass
@@ -24,14 +26,22 @@ class RunEntry:
     head: Head
     state: PipelineState
     envelopes: list[Envelope] | None = None
+    verified: VerifiedHead = GENESIS      # the last event the chain check found intact
+    problem: ChainProblem | None = None   # where the chain broke: the run is not shown from then on
 
     @property
     def seq(self) -> int:
         return self.state.last_seq
 
     def take(self, new: list[Envelope]) -> None:
-        if not new:
+        """Fold the events appended since the last look, each checked against the hash chain first
+        (from the last verified head: what is read anyway, no more)."""
+        if not new or self.problem is not None:
             return
+        self.problem = envelopes_problem(new, self.verified)
+        if self.problem is not None:
+            return
+        self.verified = VerifiedHead(new[-1].seq, new[-1].hash)
         fold(new, self.state)
         if self.envelopes is not None:
             self.envelopes.extend(new)
@@ -67,7 +77,7 @@ class RunIndex:
                     entry = self.runs[run_id] = RunEntry(head=head, state=PipelineState(), envelopes=[])
                     self._hold(run_id)
                 entry.head = head
-                if head.last_seq > entry.seq:
+                if head.last_seq > entry.seq and entry.problem is None:
                     entry.take(self.source.read(run_id, entry.seq + 1))
                     moved.add(run_id)
         return moved
@@ -91,7 +101,17 @@ class RunIndex:
                 fresh.take(envelopes)
                 self.runs[run_id] = entry = fresh
             self._hold(run_id)
+            if entry.problem is not None:  # not shown as if it were the run: see refusal()
+                return None
             return RunLog(run_id=run_id, envelopes=list(entry.envelopes or []), state=entry.state)
+
+    def refusal(self, run_id: str) -> str | None:
+        """Why the run is not shown (its chain is broken, in verify's words), or None."""
+        with self.lock:
+            entry = self.runs.get(run_id)
+            if entry is None or entry.problem is None:
+                return None
+            return describe_problem(run_id, entry.problem, refused="shown")
 
     def _hold(self, run_id: str) -> None:
         """Mark the run's envelopes as the most recently used; drop the least recent beyond the limit."""
