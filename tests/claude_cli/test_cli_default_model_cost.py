@@ -11,7 +11,9 @@ says, not $0, and a small budget still ends with a valid submission.
 
 from __future__ import annotations
 
+import base64
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,8 @@ import pytest
 
 from engine.agents.claude.prices import price_of
 from tests.claude_cli.conftest import engine, engine_env, events
-from tests.support.canned_model import CannedModel
+from tests.support.canned_model import CannedModel, effect_of
+from tests.support.messages_api import Exchange, Reply, Text, ToolCall, Tools
 
 pytestmark = pytest.mark.slow
 
@@ -113,3 +116,65 @@ def test_a_small_budget_warns_before_the_first_call_and_ends_with_a_valid_submis
     assert report["submission_exists"] and report["valid_submission"], report
     print("SMALL-BUDGET-COST", json.dumps({"model": model, "budget_usd": budget, "cost_usd": shown["cost_usd"],
                                            "calls": len(calls), "most_one_call_usd": max(costs)}))
+
+
+MARK = "SHELL-SENT-REQUEST"
+
+
+def shell_request(model: str) -> str:
+    """A Bash command: one model request of the shell's own, for ``model``, to wherever the
+    environment says the API is (inside the sandbox: the call's relay)."""
+    probe = (f"import json, os, urllib.request\n"
+             f"body = json.dumps({{'model': {model!r}, 'max_tokens': 4000, "
+             f"'messages': [{{'role': 'user', 'content': {MARK!r}}}]}}).encode()\n"
+             "url = os.environ.get('ANTHROPIC_BASE_URL', 'https://api.anthropic.com').rstrip('/') + '/v1/messages'\n"
+             "headers = {'x-api-key': os.environ.get('ANTHROPIC_API_KEY', ''), 'content-type': 'application/json',"
+             " 'anthropic-version': '2023-06-01'}\n"
+             "print(urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=30).status)\n")
+    return f"echo {base64.b64encode(probe.encode()).decode()} | base64 -d | python3"
+
+
+class ShellAsksToo:
+    """The canned model, except that a call's first Bash turn has the agent's shell send a model
+    request of its own, for the model the CLI itself asked for; answered at length."""
+
+    def __init__(self) -> None:
+        self.canned = CannedModel()
+        self.asked_from: set[str] = set()   # the effects whose shell was told to ask
+        self.answered = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, exchange: Exchange) -> Reply:
+        if any(MARK in text for text in exchange.user_texts()):
+            with self._lock:
+                self.answered += 1
+            return Text("spent", output_tokens=3000)
+        if "Bash" in exchange.tool_names and exchange.turn() == 0:
+            with self._lock:
+                self.asked_from.add(effect_of(exchange))
+            return Tools([ToolCall("Bash", {"command": shell_request(exchange.model), "description": "ask"})])
+        return self.canned(exchange)
+
+
+def test_a_call_whose_shell_asked_the_unpriced_model_too_is_not_priced_by_the_cli_figure(tmp_path, stand_in):
+    """The CLI's figure covers the CLI's requests only: a call whose sandbox sent more of the
+    unpriced model than the CLI reports is of unknown cost without a budget (never the CLI's
+    smaller figure); a model with a price is metered by the relay, shell and all."""
+    model = ShellAsksToo()
+    api = stand_in(model)
+    done, db, env = start(tmp_path, api.url, "shell", "--json")
+    assert "{" in done.stdout, done.stdout[-2000:] + done.stderr[-3000:]
+    default = the_cli_default_model(api)
+    assert model.answered >= 1 and model.asked_from   # the shell's requests reached the model
+    calls = {e["effect_id"]: e for e in events(db, "shell") if e["type"] in CALLS}
+    asked = [calls[effect] for effect in sorted(model.asked_from) if effect in calls]
+    assert asked
+    unpriced = price_of(default, {}) is None
+    for call in asked:
+        source = call["usage"]["cost_source"]
+        assert source == ("unknown" if unpriced else "price_table"), (default, call["usage"])
+        assert (call["cost_usd"] is None) == unpriced
+    others = [e for effect, e in calls.items() if effect not in model.asked_from]
+    assert all(e["usage"]["cost_source"] == expected_source(default) for e in others if e.get("usage"))
+    shown = status("shell", db, env)
+    assert shown["cost_breakdown"]["calls_with_unknown_cost"] == sum(e["cost_usd"] is None for e in calls.values())
