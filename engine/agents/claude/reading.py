@@ -85,9 +85,9 @@ def cli_tokens(model_usage: object, models: tuple[str, ...]) -> int | None:
 def call_cost(reading: MeterReading | None, cli_cost_usd: float | None, cap_usd: float | None,
               cli_tokens_seen: int | None = None) -> tuple[float | None, str]:
     """The call's cost and where it came from (the ``cost_source`` values above). Without a
-    reading (the relay not in the path) the CLI's figure is all there is: none is left to the
-    run's ledger, which charges such a call its cap. ``cli_tokens_seen``: what the CLI reported
-    of the unpriced models (``cli_tokens``; None: it did not say)."""
+    reading (the relay not in the path) the CLI's figure is all there is; when the CLI gave none,
+    the run's ledger charges the call its cap. ``cli_tokens_seen``: what the CLI reported of the
+    unpriced models (``cli_tokens``; None: it did not say)."""
     if reading is None:
         return cli_cost_usd, CLI_REPORTED if cli_cost_usd is not None else UNKNOWN
     if not reading.unpriced:
