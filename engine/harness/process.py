@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ SAMPLE_INTERVAL_SECONDS = 0.1
 # After the script is gone, how long to wait for its pipes to reach EOF. A descendant that
 # escaped every kill could hold them open forever; the harness must still return.
 _DRAIN_GRACE_SECONDS = 2.0
+_REAP_WAIT_SECONDS = 2.0
 
 
 def format_seconds(value: float) -> str:
@@ -79,6 +81,44 @@ def directory_usage_mb(root: str | os.PathLike[str]) -> float:
         except OSError:
             continue
     return total / (1024 * 1024)
+
+
+class DiskWatch:
+    """The space used under a script's directory, measured by walks in a daemon thread.
+
+    The watch loop only looks at the last finished walk: it never waits for one, so a slow walk
+    (a huge tree, a slow file system) holds up neither a kill nor the engine's stop. An anyio
+    worker thread would: cancelling ``to_thread.run_sync`` waits for the function to return, and
+    the interpreter joins such (non-daemon) threads at exit.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self._root = root
+        self._lock = threading.Lock()
+        self._walking = False
+        self._finished: float | None = None  # MB of the last walk, until read
+        self._next_walk = time.monotonic()
+
+    def poll(self) -> float | None:
+        """MB used as of the walk that finished since the last poll (None: no new one); starts
+        the next walk when it is due (``disk_check_pause`` after the last one)."""
+        with self._lock:
+            used, self._finished = self._finished, None
+            due = not self._walking and time.monotonic() >= self._next_walk
+            if due:
+                self._walking = True
+        if due:
+            threading.Thread(target=self._walk, name="disk-walk", daemon=True).start()
+        return used
+
+    def _walk(self) -> None:
+        started = time.monotonic()
+        used = directory_usage_mb(self._root)
+        now = time.monotonic()
+        with self._lock:
+            self._finished = used
+            self._walking = False
+            self._next_walk = now + disk_check_pause(now - started)
 
 
 # The child first waits on a pipe, then execs the script in the same process (same pid).
@@ -223,18 +263,15 @@ async def run_process(
     memory_exceeded = False
     disk_exceeded = False
     duration = 0.0
-    next_disk_check = time.monotonic()
+    disk = DiskWatch(working_dir) if disk_limit_mb is not None else None
 
     async def watch() -> None:
-        nonlocal memory_exceeded, disk_exceeded, next_disk_check
+        nonlocal memory_exceeded, disk_exceeded
         while True:
             monitor.sample()
-            if disk_limit_mb is not None and time.monotonic() >= next_disk_check:
-                walk_started = time.monotonic()
-                used = await anyio.to_thread.run_sync(directory_usage_mb, working_dir)
-                now = time.monotonic()
-                next_disk_check = now + disk_check_pause(now - walk_started)
-                if used > disk_limit_mb:
+            if disk is not None and disk_limit_mb is not None:
+                used = disk.poll()
+                if used is not None and used > disk_limit_mb:
                     disk_exceeded = True
                     log.warning("harness.exec.disk_limit", path=str(script_path), limit_mb=disk_limit_mb,
                                 used_mb=round(used, 1))
@@ -269,10 +306,13 @@ async def run_process(
             await _kill_tree(monitor, proc)
             readers.cancel_scope.deadline = anyio.current_time() + _DRAIN_GRACE_SECONDS
     finally:
+        # Shielded from a cancellation (the engine stopping) so that no script outlives it, and
+        # bounded, so that the stop is too: a process SIGKILL cannot end at once (stuck in the
+        # kernel) is left to the child watcher after _REAP_WAIT_SECONDS.
         if proc.returncode is None or monitor.alive():
             with anyio.CancelScope(shield=True):
                 await _kill_tree(monitor, proc)
-        with anyio.CancelScope(shield=True):
+        with anyio.move_on_after(_REAP_WAIT_SECONDS, shield=True):
             await proc.aclose()
 
     stdout = stdout_buf.text()

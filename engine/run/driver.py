@@ -17,6 +17,7 @@ gone within REQ-OR-024's 30 s of shutdown.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import signal
@@ -31,10 +32,12 @@ from typing import Any
 import anyio
 import structlog
 from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectSendStream
 
 if sys.version_info < (3, 11):  # pragma: no cover - the builtin arrived in 3.11
     from exceptiongroup import BaseExceptionGroup
 
+from engine.run.stop_signals import StopSignals
 from events.base import EffectResult, NewEvent
 from events.core import (
     AgentCallCompleted,
@@ -121,6 +124,7 @@ class Driver:
         self._buffered: dict[str, EffectResult] = {}
         self._scopes: dict[str, str] = {}  # effect id -> its scope, for the spend of a dropped result
         self._stop_reason: str | None = None
+        self._wake: MemoryObjectSendStream[EffectResult | None] | None = None  # the loop's inbox
         self._base_elapsed = 0.0
         self._t0 = 0.0
         self._agent_limit: anyio.CapacityLimiter | None = None
@@ -136,6 +140,14 @@ class Driver:
     # --- entry ------------------------------------------------------------------------------
 
     async def run(self) -> PipelineState:
+        """Drive the run until it ends or is stopped (``DriverStopped``): by SIGINT/SIGTERM at any
+        moment when ``handle_signals`` (see ``engine.run.stop_signals``), or by the hard end."""
+        if not self.handle_signals:
+            return await self._drive()
+        with StopSignals(asyncio.get_running_loop(), self._note_stop, self._announce_stop):
+            return await self._drive()
+
+    async def _drive(self) -> PipelineState:
         token = self.store.acquire_lease(self.run_id, self.lease_ttl_s)
         try:
             self._load()
@@ -152,8 +164,6 @@ class Driver:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._heartbeat, token)
                     tg.start_soon(self._hard_end)
-                    if self.handle_signals:
-                        tg.start_soon(self._watch_signals, tg)
                     await self._loop(tg)
                     tg.cancel_scope.cancel()
             except BaseExceptionGroup as group:  # surface the real error, not the group
@@ -341,15 +351,28 @@ class Driver:
         self._stop_reason = (f"time limit: {limit:g} s of driven time passed and the run had not ended "
                              f"{HARD_END_AFTER_S:g} s later (REQ-OR-024)")
         log.warning("driver_stopping", run_id=self.run_id, reason=self._stop_reason)
-        await self._wake.send(None)
+        if self._wake is not None:
+            await self._wake.send(None)
 
-    async def _watch_signals(self, tg: TaskGroup) -> None:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for signum in signals:
-                self._stop_reason = f"signal {signal.Signals(signum).name}"
-                log.warning("driver_stopping", run_id=self.run_id, reason=self._stop_reason)
-                await self._wake.send(None)
-                return
+    def _note_stop(self, reason: str) -> bool:
+        """A stop signal's first part, in the signal handler: record the first reason, no more."""
+        if self._stop_reason is not None:
+            return False
+        self._stop_reason = reason
+        return True
+
+    def _announce_stop(self, reason: str, first: bool) -> None:
+        """A stop signal's second part, on the loop: say so and wake the loop, which then cancels
+        every effect in flight and records ``DriverStopped``."""
+        if not first:
+            log.warning("driver_already_stopping", run_id=self.run_id, signal=reason, reason=self._stop_reason)
+            return
+        log.warning("driver_stopping", run_id=self.run_id, reason=reason)
+        if self._wake is not None:
+            try:
+                self._wake.send_nowait(None)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the loop has already ended
 
 
 def _first_leaf(group: BaseExceptionGroup) -> BaseException:
