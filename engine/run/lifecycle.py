@@ -6,6 +6,7 @@ import itertools
 import os
 import secrets
 import shlex
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,6 +66,19 @@ def process_started_monotonic() -> float:
     except psutil.Error:      # a process table we may not read: count from now
         age = 0.0
     return time.monotonic() - max(0.0, age)
+
+
+def command_clock_started() -> float:
+    """Where ``engine start``'s run clock starts (REQ-OR-024): when this process started if it was
+    started as the ``engine`` command (its ``__main__`` is the command's entry: the console script
+    or ``python -m engine.cli``), else now. A call of the command inside a long-lived process (a
+    test or a notebook calling ``main()``) counts from the call: that process's age is not the
+    run's (a pytest worker 1,072 s old had used up a 900 s limit before the run began)."""
+    entry = sys.modules.get("__main__")
+    spec = getattr(entry, "__spec__", None)
+    as_command = getattr(getattr(entry, "main", None), "__module__", None) == "engine.cli.main" or (
+        spec is not None and spec.name in ("engine.cli.__main__", "engine.cli.main"))
+    return process_started_monotonic() if as_command else time.monotonic()
 
 
 def runs_dir() -> Path:
