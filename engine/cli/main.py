@@ -128,8 +128,8 @@ def start(
     """Start a run and drive it to the end."""
     # REQ-OR-024: the time limit is wall-clock time from `engine start`: the run's clock starts
     # with the command's process (the interpreter's start-up, the imports, preparing the task and
-    # the backend's check count), not at its first event.
-    clock_started = runs_mod.process_started_monotonic()
+    # the backend's check count), not at its first event; called inside a longer-lived process, with the call.
+    clock_started = runs_mod.command_clock_started()
     from engine.config.references import read_reference_discussions, with_contamination_check
     from engine.config.validate import InputError, validate_start
     from engine.tasks.check import start_refusal
