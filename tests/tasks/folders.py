@@ -161,8 +161,9 @@ def _latin1_test(root: Path) -> None:
 
 
 CASES: list[Case] = [
-    Case("empty folder", lambda r: r.mkdir(parents=True), True, "no train data"),
-    Case("description.md only", lambda r: (r.mkdir(parents=True), description(r)), True, "no train data"),
+    Case("empty folder", lambda r: r.mkdir(parents=True), True, "holds no data files"),
+    Case("description.md only", lambda r: (r.mkdir(parents=True), description(r)), True, "holds no data files"),
+    Case("test.csv missing", _edit(regression, _unlink("test.csv")), True, "no test data"),
     Case("train.csv of random bytes", _edit(regression, _write("train.csv", bytes(range(128, 256)) * 8)),
          True, "is not UTF-8 text: byte 0 (line 1)"),
     Case("test.csv in Latin-1", _edit(regression, _latin1_test), True, "(line 2)"),

@@ -50,7 +50,7 @@ def test_an_empty_folder_gets_every_problem_at_once_and_never_id_column(tmp_path
     (tmp_path / "t").mkdir()
     result = check_task(tmp_path / "t")
     text = " ".join(p.line() for p in result.problems)
-    for phrase in ("description.md: is missing", "no train data", "no test data", "no sample_submission.csv"):
+    for phrase in ("description.md: is missing", "holds no data files", "no sample_submission.csv"):
         assert phrase in text
     assert "id_column is missing" not in text
 
