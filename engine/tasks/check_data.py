@@ -165,6 +165,21 @@ class DataChecks:
             for column in frame.columns:
                 if modality(frame[column]) == "image":
                     self._named_images(frame[column], name)
+            if self.result.id_column in frame.columns:
+                self._images_by_id(frame[self.result.id_column], name)
+
+    def _images_by_id(self, ids: pd.Series, role: str) -> None:
+        """Ids that name images (``train/<id>.png``): every id of the split needs its file."""
+        folders = [f for f in self.folders if f.name == role] or self.folders
+        folder = ids_name_images(ids, folders)
+        if folder is None:
+            return
+        stems = {f.stem for f in folder.iterdir() if f.is_file()}
+        missing = [str(i) for i in ids.dropna() if str(i) not in stems]
+        if missing:
+            self.result.add(folder, str(ids.name), f"{len(missing)} {role} id(s) have no image in "
+                            f"{folder.relative_to(self.public)}/ (e.g. {_show(missing)})",
+                            "add the images named by these ids, or remove their rows")
 
     def _named_images(self, series: pd.Series, role: str) -> None:
         names = [str(v) for v in series.dropna()]

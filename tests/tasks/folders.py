@@ -177,6 +177,8 @@ CASES: list[Case] = [
     Case("submission column is neither a target nor a class", _edit(regression, _rename_sample_column), True,
          "are neither columns of the train data"),
     Case("image named but missing", _edit(images, _unlink("train/3.png")), True, "do not exist"),
+    Case("image of an id missing from its folder", _edit(lambda r: images(r, by_id=True), _unlink("test/12.png")),
+         True, "have no image in test/"),
     Case("image that is not an image", _edit(images, _write("train/4.png", b"GIF? no: text")), True,
          "is not an image"),
     Case("answers named but not found", _edit(regression, lambda r: meta(r, answers="answers.csv")), True,
