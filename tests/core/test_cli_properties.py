@@ -28,6 +28,8 @@ from tests.core.helpers import TOY_TASK, assert_no_traceback, engine_env, run_en
 
 DAMAGES = ("intact", "missing", "empty", "truncated", "flipped", "binary", "text", "directory")
 NUMBERS = ("abc", "1e99", "-1", "0", "3", "99999999999999999999", "nan", "inf", "", "2.5")
+# Time limits `engine start` refuses before anything runs (no run is started by this test).
+TOO_SHORT = ("abc", "1e99", "-1", "0", "3", "", "2.5", "nan")
 RUN_IDS = ("R", "nope", "../../x", "", "r un", "R'; echo", "é")
 
 
@@ -143,7 +145,8 @@ def _verb() -> st.SearchStrategy[list[str]]:
                   _options(db, ("--seed", numbers), ("--max-budget", numbers), ("--preset", st.sampled_from(
                       ["quick", "nope"])), ("--set", st.sampled_from(["ensemble_rounds=x", "nope=1", "x"])),
                       ("--run-id", run_ids), ("--config", st.sampled_from(["@EXPORT", "@OUTDIR", "@SUB"])))),
-        st.tuples(st.just(["start", "--task", "@TASK"]), _options(("--time-limit", numbers), db)),
+        st.tuples(st.sampled_from(TOO_SHORT).map(lambda t: ["start", "--task", "@TASK", "--time-limit", t]),
+                  _options(db)),
         st.tuples(st.sampled_from([["nosuch"], ["status", "--bogus"], ["export", "R", "-o"], []]), st.just([])),
     ).map(lambda parts: [*parts[0], *parts[1]])
 
