@@ -73,6 +73,8 @@ def load_task(path: Path | str) -> LoadedTask:
     answers = lay.find_answers(layout, meta.answers)
     id_column, targets = resolve_columns(meta, sample, hint)
     metric, direction, task_type = resolve_metric(meta, description, hint)
+    if meta.evaluation_metric is None:
+        log.warning("task.metric_inferred", metric=metric, source="description.md")
 
     task = TaskDescription(
         competition_id=meta.competition_id or layout.default_id,
@@ -166,7 +168,6 @@ def resolve_metric(meta: TaskMeta, description: str, hint: Path) -> tuple[str, M
                 f"one known metric; {_add_to(hint)} `evaluation_metric: <name>` — the one your "
                 f"competition is scored by (known metrics: {known_metrics()})"
             )
-        log.warning("task.metric_inferred", metric=name, source="description.md")
     canonical = canonical_metric(name)
     if canonical is None:
         # An unknown metric can still drive a run (scripts print their own validation score),
