@@ -177,3 +177,19 @@ def test_inputs_copy_mode_is_private(tmp_path: Path, task_dir: Path) -> None:
 def test_populate_inputs_missing_task_dir(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         populate_inputs(tmp_path / "nope", tmp_path / "input")
+
+
+def test_eval_env_pass_is_a_setting_of_names() -> None:
+    """``eval_env_pass`` as `--set` gives it (a YAML list), as MLE_STAR_EVAL_ENV_PASS gives it
+    (comma-separated), and refused with its name when an entry is not a variable's name; left
+    out of a config dumped at its default, so logs recorded before it replay as they were."""
+    from engine.config.presets import ConfigError, build_config
+    from events.domain import PipelineConfig
+
+    assert build_config(overrides=["eval_env_pass=[HF_HOME, WANDB_MODE]"], environ={}).eval_env_pass == (
+        "HF_HOME", "WANDB_MODE")
+    assert build_config(environ={"MLE_STAR_EVAL_ENV_PASS": "HF_HOME, WANDB_MODE"}).eval_env_pass == (
+        "HF_HOME", "WANDB_MODE")
+    with pytest.raises(ConfigError, match="eval_env_pass takes names of environment variables"):
+        build_config(overrides=["eval_env_pass=[A=B]"], environ={})
+    assert "eval_env_pass" not in PipelineConfig().model_dump()
