@@ -324,7 +324,7 @@ def _mount_optional() -> None:
     from engine.cli.ui import register as register_ui
     from engine.cli.verify import verify_cmd
 
-    app.add_typer(tasks_app, name="tasks", help="Bundled tasks: list and prepare.")
+    app.add_typer(tasks_app, name="tasks", help="Tasks: list and prepare the bundled ones; init and check your own.")
     app.add_typer(campaign_app, name="campaign", help="Campaigns: tasks × seeds run as one unit on Ray.")
     app.command("grade")(grade_cmd)
     app.command("verify")(verify_cmd)
