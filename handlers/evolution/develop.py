@@ -22,13 +22,12 @@ from events.core import AgentCallCompleted, EvaluationCompleted, SubmissionInfo
 from events.enums import SolutionPhase
 from events.evolution import DebugAttempted
 from events.score import usable
-from handlers.deadline import Deadline
 from handlers.debugloop import DebugRules, debug_loop
 from handlers.evaluation import bug_text
 from handlers.evolution.genes import parse_genes, structure_error
 from handlers.evolution.prompts import debug_request, review_request
 from handlers.prompts import longest_fenced_block
-from handlers.toolkit import AgentReply, code_of, looks_like_code, timeout_for
+from handlers.toolkit import AgentReply, code_of, deadline_of, looks_like_code, timeout_for
 from handlers.workflow import Workflow
 
 OUTPUT_TAIL = 3000
@@ -90,12 +89,12 @@ def failure_of(done: EvaluationCompleted, timeout_s: float) -> str:
     return ""
 
 
-async def check(wf: Workflow, version: Version, *, name: str, deadline_s: float) -> Version:
+async def check(wf: Workflow, version: Version, *, name: str) -> Version:
     genes = parse_genes(version.code)
     if not genes.valid:
         version.error = structure_error(genes)
         return version
-    timeout = timeout_for(wf, deadline_s)
+    timeout = timeout_for(wf, None)
     done = await wf.evaluate(version.solution_id, name=name, purpose="evolve", timeout_s=timeout,
                              expect_submission=True)
     result = done.result
@@ -108,14 +107,15 @@ async def check(wf: Workflow, version: Version, *, name: str, deadline_s: float)
 
 
 async def develop(wf: Workflow, code: str, *, step: int, phase: SolutionPhase, origin: str,
-                  parent_solutions: list[str], detail: dict[str, Any], deadline_s: float) -> Outcome:
-    """Run ``code`` through execution, the debug chain and (if it lives) review."""
+                  parent_solutions: list[str], detail: dict[str, Any]) -> Outcome:
+    """Run ``code`` through execution, the debug chain and (if it lives) review, under the
+    workflow's deadline: no debug round starts past its soft end."""
     sid = wf.record_solution(code, phase=phase, origin=origin, parents=parent_solutions, detail=detail)
-    chain = _DebugChain(wf, step, phase, deadline_s)
+    chain = _DebugChain(wf, step, phase)
     first = await chain.check(Version(code=code, solution_id=sid), f"{chain.prefix}/eval")
     # The search's recorded runs ran a fix that came back after the deadline and checked none for
     # leakage: a replay asks for what they asked (handlers.debugloop).
-    rules: DebugRules[Version] = DebugRules(attempts=wf.config.max_chained_debug, deadline=Deadline.at(deadline_s),
+    rules: DebugRules[Version] = DebugRules(attempts=wf.config.max_chained_debug, deadline=deadline_of(wf),
                                             late_fixes_run=True)
     current, attempts = await debug_loop(wf, chain, first, rules)
     if not current.ok:
@@ -129,12 +129,12 @@ class _DebugChain:
     """A node's versions as the debug loop drives them (its ``DebugSteps``): attempt i gets the
     code and the error and output of attempt i-1, and each attempt is a ``DebugAttempted``."""
 
-    def __init__(self, wf: Workflow, step: int, phase: SolutionPhase, deadline_s: float) -> None:
-        self.wf, self.step, self.phase, self.deadline_s = wf, step, phase, deadline_s
+    def __init__(self, wf: Workflow, step: int, phase: SolutionPhase) -> None:
+        self.wf, self.step, self.phase = wf, step, phase
         self.prefix = f"step-{step}"
 
     async def check(self, version: Version, name: str) -> Version:
-        return await check(self.wf, version, name=name, deadline_s=self.deadline_s)
+        return await check(self.wf, version, name=name)
 
     def failed(self, version: Version) -> bool:
         return not version.ok

@@ -141,7 +141,7 @@ class Search:
                                  merge_plans=self.merge_plans)
                 self.started += 1
                 launched += 1
-                step = run_step(swf, self.journal, plan, deadline_s=deadline.soft_s)
+                step = run_step(swf, self.journal, plan)
                 running.append(self.wf.spawn(self.timed_step(step) if self.timed else step,
                                              name=f"step-{plan.step}"))
             if not running:

@@ -156,9 +156,10 @@ def _plan_mutate(wf: Workflow, journal: Journal, *, step: int, global_epoch: int
                     gene_sources={lc: (me if lc == locus else winner.id) for lc in LOCI}, target_locus=locus)
 
 
-async def run_step(wf: Workflow, journal: Journal, plan: StepPlan, *, deadline_s: float) -> Node | None:
-    """Generate → develop → append the node (its journal index is the append order). A
-    generation stopped for want of money appends none (the search stops on it)."""
+async def run_step(wf: Workflow, journal: Journal, plan: StepPlan) -> Node | None:
+    """Generate → develop → append the node (its journal index is the append order), under the
+    workflow's deadline (the search's, ``Search.deadline``). A generation stopped for want of
+    money appends none (the search stops on it)."""
     reply = await wf.agent(plan.request)
     if budget_stopped(reply):
         info(wf, f"step {plan.step}: no node, its {plan.operator} call was stopped by the budget",
@@ -171,8 +172,7 @@ async def run_step(wf: Workflow, journal: Journal, plan: StepPlan, *, deadline_s
     outcome: Outcome | None = None
     if code is not None:
         outcome = await develop(wf, code, step=plan.step, phase=SOLUTION_PHASE[plan.operator], origin=plan.operator,
-                                parent_solutions=[s for s in parent_solutions if s], detail=detail,
-                                deadline_s=deadline_s)
+                                parent_solutions=[s for s in parent_solutions if s], detail=detail)
     return append_node(wf, journal, plan, outcome, reply)
 
 
