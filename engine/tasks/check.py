@@ -93,7 +93,7 @@ def _read_data(public: Path, meta: TaskMeta, result: TaskCheck) -> dict[str, pd.
 
 def _has_other(public: Path, role: str) -> bool:
     """Another layout of the same data: a folder (images) or a differently named CSV."""
-    return (public / role).is_dir() or any(public.glob(f"{role}*.csv")) or any(public.glob(f"{role}*/"))
+    return any(p.is_dir() or p.suffix.lower() == ".csv" for p in public.glob(f"{role}*"))
 
 
 def _sample(layout: lay.Layout, meta: TaskMeta, result: TaskCheck) -> Path | None:

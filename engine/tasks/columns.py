@@ -76,7 +76,7 @@ def image_folders(public: Path) -> list[Path]:
     """Folders directly under public/ (or one level down) that hold image files."""
     found = []
     for folder in sorted(p for p in public.rglob("*") if p.is_dir()):
-        if folder.relative_to(public).parts.__len__() > 2:
+        if len(folder.relative_to(public).parts) > 2:
             continue
         if any(f.suffix.lower() in IMAGE_SUFFIXES for f in folder.iterdir() if f.is_file()):
             found.append(folder)
