@@ -256,29 +256,41 @@ def extractor(call: Call) -> Reply:
     helped = {COMPONENT_LOCUS[c] for c, direction in evidence if direction == "as studied"}
     order.sort(key=lambda locus: (_last_refined(previous, section_block(script, locus)),
                                   locus in done and locus not in helped))
+    first_choice = pointed[0] if shares_evidence else None
     for locus in order:
-        block = section_block(script, locus)
-        parsed = parse_gene_block(block or "")
-        if block is None or parsed is None:
-            continue
-        dims = dimensions(locus, parsed[1], call.kind)
-        pointing = ", ".join(c for c, _ in evidence[:2]) or (named.group(1) if named else "")
-        why = f"The ablation summary points at {pointing}." if pointing else ""
-        planned = _plan_from_evidence(spec, locus, dims, evidence)
-        if planned and shares_evidence and locus == pointed[0]:
-            planned = _varied(planned, dims, call)
-            if planned is None:     # nothing else to move here: explore the next block
-                continue
-        changes: dict[str, Any] | None
-        if planned:
-            changes, reason = planned
-            why += " " + reason
-        else:
-            changes = propose(dims, [], call.score_rule, call.rng(locus))
-        if changes:
-            structured = {"plans": [{"code_block": block, "plan": plan_text(locus, dims, changes, why)}]}
-            return Reply(text=json.dumps(structured, indent=2), structured=structured)
+        reply = _plan_for_block(call, script, spec, locus, evidence, named, varies=locus == first_choice)
+        if reply is not None:
+            return reply
     raise CannotAnswer("builtin extractor: no section of this script has a setting left to change")
+
+
+def _plan_for_block(call: Call, script: str, spec: dict[str, Any], locus: str, evidence: list[tuple[str, str]],
+                    named: re.Match[str] | None, *, varies: bool) -> Reply | None:
+    """The extractor's answer for one block: its text and a plan, from the study's evidence where it
+    points here (``varies``: moved apart from a lower path acting on the same finding), else the
+    coordinate search's first move; None when the block has nothing left to change."""
+    block = section_block(script, locus)
+    parsed = parse_gene_block(block or "")
+    if block is None or parsed is None:
+        return None
+    dims = dimensions(locus, parsed[1], call.kind)
+    pointing = ", ".join(c for c, _ in evidence[:2]) or (named.group(1) if named else "")
+    why = f"The ablation summary points at {pointing}." if pointing else ""
+    planned = _plan_from_evidence(spec, locus, dims, evidence)
+    if planned and varies:
+        planned = _varied(planned, dims, call)
+        if planned is None:     # nothing else to move here: explore the next block
+            return None
+    changes: dict[str, Any] | None
+    if planned:
+        changes, reason = planned
+        why += " " + reason
+    else:
+        changes = propose(dims, [], call.score_rule, call.rng(locus))
+    if not changes:
+        return None
+    structured = {"plans": [{"code_block": block, "plan": plan_text(locus, dims, changes, why)}]}
+    return Reply(text=json.dumps(structured, indent=2), structured=structured)
 
 
 def _block_gene(call: Call, block: str, role: str) -> tuple[str, dict[str, Any]]:

@@ -23,6 +23,7 @@ LEARNED_BLENDS = ("weighted", "stacking")
 # averaging more seeds no longer moves the predictions, whatever time is left.
 GROWN_BAG = 16
 
+
 def test_gene(train: dict[str, Any], metric: str, score_rows: int, *, grow_seeds: int = 0) -> dict[str, Any]:
     """The TRAINING_TRICKS gene of a solution's test version: every model refit on all rows.
 
