@@ -54,7 +54,7 @@ from events.phase2 import (
     PathFailed,
 )
 from events.pipeline import WorkCut
-from events.results import Phase2Result
+from events.results import Phase2Result, RefinementAttempt
 from events.score import Ties
 from events.values import CodeBlock, SolutionScript
 from handlers.deadline import Deadline, DeadlineReached
@@ -125,6 +125,40 @@ def step_part_end(wf: Workflow, window: Deadline, step_start: float, overhead: S
     return step_start + left / n
 
 
+async def block_to_refine(wf: Workflow, t: int, s_t: SolutionScript, summary: str, blocks: list[CodeBlock],
+                          session_key: str | None) -> tuple[str, str, str | None]:
+    """Line 8: the block to refine and its first plan, verbatim in s_t, recorded; the reason to
+    skip the step instead when the extractor found none."""
+    found = await extract_block(wf, t, s_t, summary or ABLATION_FAILED_NOTE,
+                                [cb.content for cb in blocks if cb.content], session_key)
+    if isinstance(found, NoBlock):
+        wf.record(BlockExtractionFailed(outer_step=t, reason=found.reason, extractor_calls=found.calls))
+        return "", "", found.reason
+    wf.record(BlockExtracted(outer_step=t, code_block=found.code_block, plan=found.plan, match=found.match,
+                             extractor_calls=found.calls, plan_index=found.plan_index))
+    return found.code_block, found.plan, None
+
+
+def close_step(wf: Workflow, progress: PathProgress, t: int, summary: str, block: str, plan: str,
+               attempts: list[RefinementAttempt], skip: str | None,
+               best: tuple[SolutionScript, float, str]) -> None:
+    """Lines 26-27 and the step's record: T_abl and C grow by one whatever happened
+    (P2O-022/023/044), the path's progress keeps ``best`` (s_final, h_best and its id), and
+    OuterStepCompleted says it all."""
+    if skip is not None:
+        warn(wf, "outer step skipped", outer_step=t, reason=skip)
+    _, h_best, best_id = best
+    progress.summaries.append(summary)
+    progress.blocks.append(CodeBlock(content=block, outer_step=t))
+    progress.history.append(_step(t, summary, block, plan, list(attempts), h_best, skip is not None, skip))
+    progress.keep_best(*best)
+    progress.steps_done = t + 1
+    wf.record(OuterStepCompleted(outer_step=t, ablation_summary=summary, code_block=block, plan=plan,
+                                 inner_loop_attempts=[a.model_dump(mode="json") for a in attempts],
+                                 best_score_after_step=h_best, best_solution_id=best_id,
+                                 was_skipped=skip is not None, skip_reason=skip))
+
+
 async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, initial_score: float, *,
                                 deadline_s: float | None = None, session_key: str | None = None,
                                 progress: PathProgress | None = None) -> Phase2Result:
@@ -157,16 +191,8 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
         else:
             info(wf, "outer step start", outer_step=t, h_best=h_best, summaries=len(T_abl))
             summary = await ablation_summary(wf, t, s_t, T_abl, best_id, deadline_s, session_key)  # L5-7
-            # L8: the block to refine and its first plan, verbatim in s_t.
-            found = await extract_block(wf, t, s_t, summary or ABLATION_FAILED_NOTE,
-                                        [cb.content for cb in C if cb.content], session_key)
-            if isinstance(found, NoBlock):
-                skip = found.reason
-                wf.record(BlockExtractionFailed(outer_step=t, reason=found.reason, extractor_calls=found.calls))
-            else:
-                block, plan = found.code_block, found.plan
-                wf.record(BlockExtracted(outer_step=t, code_block=block, plan=plan, match=found.match,
-                                         extractor_calls=found.calls, plan_index=found.plan_index))
+            block, plan, skip = await block_to_refine(wf, t, s_t, summary, C, session_key)  # L8
+            if skip is None:
                 if timed:
                     step_end = step_part_end(wf, window, step_start, overhead, attempt, T - t)
                 # L9-25: K attempts on the ORIGINAL block of s_t.
@@ -179,17 +205,7 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
                 if rule.at_least(inner.best_score, h_best):
                     s_t = s_final = inner.best_solution
                     h_best, best_id = inner.best_score, inner.best_solution.solution_id
-        if skip is not None:
-            warn(wf, "outer step skipped", outer_step=t, reason=skip)
-        T_abl.append(summary)                                            # L26 (P2O-022)
-        C.append(CodeBlock(content=block, outer_step=t))                 # L27 (P2O-023/044)
-        history.append(_step(t, summary, block, plan, list(attempts), h_best, skip is not None, skip))
-        progress.keep_best(s_final, h_best, best_id)
-        progress.steps_done = t + 1
-        wf.record(OuterStepCompleted(outer_step=t, ablation_summary=summary, code_block=block, plan=plan,
-                                     inner_loop_attempts=[a.model_dump(mode="json") for a in attempts],
-                                     best_score_after_step=h_best, best_solution_id=best_id,
-                                     was_skipped=skip is not None, skip_reason=skip))
+        close_step(wf, progress, t, summary, block, plan, attempts, skip, (s_final, h_best, best_id))  # L26-27
     info(wf, "outer loop complete", steps=len(history), h_best=h_best, best_solution_id=best_id)
     return Phase2Result(ablation_summaries=T_abl, refined_blocks=C, best_score=h_best, step_history=history,
                         best_solution=with_score(s_final, h_best, executable=True))
