@@ -57,16 +57,45 @@ def lineage_svg(lineage: Lineage, colours: dict[str, str]) -> tuple[str, bool]:
     """The SVG, and whether the whole run (True) or only the ancestry (False) is drawn."""
     full = len(lineage.all_nodes) <= MAX_FULL_GRAPH
     nodes = lineage.all_nodes if full else lineage.nodes
-    gen = _generations(nodes)
     models = sorted({n.retrieved_model for n in nodes.values() if n.retrieved_model})
+    pos, model_pos, height = _layout(lineage, nodes, models)
+    width = max([x + NODE_W for x, _ in pos.values()] + [300]) + 20
+    o = [f'<svg class="graph" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
+         f'style="min-width:{width * 0.8:.0f}px;max-width:{width:.0f}px" '
+         f'role="img" aria-label="lineage graph">',
+         '<defs><marker id="arr" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+         'orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#7b8494"/></marker>'
+         '<marker id="arr-hi" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+         'orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#2b3445"/></marker></defs>']
+    o.extend(_edges(lineage, nodes, pos, model_pos))
+    for m, (x, y) in model_pos.items():
+        reached = m in lineage.models_reached()
+        o.append(f'<g class="model{"" if reached else " faded"}"><title>retrieved model: {escape(m)}</title>'
+                 f'<rect x="{x}" y="{y}" width="{MODEL_W}" height="44" rx="22"/>'
+                 f'<text x="{x + 16}" y="{y + 18}" class="m-kind">retrieved model</text>'
+                 f'<text x="{x + 16}" y="{y + 33}" class="m-name">{escape(_short_model(m, 27))}</text></g>')
+    for sid, node in nodes.items():
+        x, y = pos[sid]
+        o.append(_node(node, x, y, colours.get(node.scope, "#888"), final=sid == lineage.final_id,
+                       faded=sid not in lineage.nodes))
+    o.append("</svg>")
+    return "".join(o), full
+
+
+Point = tuple[float, float]
+
+
+def _layout(lineage: Lineage, nodes: dict[str, LineageNode],
+            models: list[str]) -> tuple[dict[str, Point], dict[str, Point], float]:
+    """Where each solution and retrieved model is drawn, and the graph's height: a column per
+    generation, each column ordered by where its parents stand (the ancestry first on a tie)."""
+    gen = _generations(nodes)
     columns: dict[int, list[str]] = {}
     for sid in sorted(nodes, key=lambda s: nodes[s].seq):
         columns.setdefault(gen[sid], []).append(sid)
-    pos: dict[str, tuple[float, float]] = {}
-    model_pos: dict[str, tuple[float, float]] = {}
+    pos: dict[str, Point] = {}
     top = 28
-    for i, m in enumerate(models):
-        model_pos[m] = (10, top + i * (44 + ROW_GAP))
+    model_pos: dict[str, Point] = {m: (10, top + i * (44 + ROW_GAP)) for i, m in enumerate(models)}
     col_heights: list[float] = [top + len(models) * (44 + ROW_GAP)]
     order_key: dict[str, float] = {m: i for i, m in enumerate(models)}
     for c in sorted(columns):
@@ -85,16 +114,14 @@ def lineage_svg(lineage: Lineage, colours: dict[str, str]) -> tuple[str, bool]:
             order_key[sid] = rank
             y += _height(nodes[sid]) + ROW_GAP
         col_heights.append(y)
-    width = max([x + NODE_W for x, _ in pos.values()] + [300]) + 20
-    height = max(col_heights) + 10
+    return pos, model_pos, max(col_heights) + 10
 
-    o = [f'<svg class="graph" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
-         f'style="min-width:{width * 0.8:.0f}px;max-width:{width:.0f}px" '
-         f'role="img" aria-label="lineage graph">',
-         '<defs><marker id="arr" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
-         'orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#7b8494"/></marker>'
-         '<marker id="arr-hi" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
-         'orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#2b3445"/></marker></defs>']
+
+def _edges(lineage: Lineage, nodes: dict[str, LineageNode], pos: dict[str, Point],
+           model_pos: dict[str, Point]) -> list[str]:
+    """Every edge: parent → child (the ancestry's highlighted), gene source → node, and
+    retrieved model → the draft made from it."""
+    o: list[str] = []
 
     def edge(x1: float, y1: float, x2: float, y2: float, cls: str, tip: str) -> None:
         mid = (x1 + x2) / 2
@@ -117,20 +144,7 @@ def lineage_svg(lineage: Lineage, colours: dict[str, str]) -> tuple[str, bool]:
         if node.retrieved_model is not None and node.retrieved_model in model_pos:
             mx, my = model_pos[node.retrieved_model]
             edge(mx + MODEL_W, my + 22, x2, y2 + 24, "hi" if in_line else "lo", f"{node.retrieved_model} → {sid}")
-
-    for m, (x, y) in model_pos.items():
-        reached = m in lineage.models_reached()
-        o.append(f'<g class="model{"" if reached else " faded"}"><title>retrieved model: {escape(m)}</title>'
-                 f'<rect x="{x}" y="{y}" width="{MODEL_W}" height="44" rx="22"/>'
-                 f'<text x="{x + 16}" y="{y + 18}" class="m-kind">retrieved model</text>'
-                 f'<text x="{x + 16}" y="{y + 33}" class="m-name">{escape(_short_model(m, 27))}</text></g>')
-
-    for sid, node in nodes.items():
-        x, y = pos[sid]
-        o.append(_node(node, x, y, colours.get(node.scope, "#888"), final=sid == lineage.final_id,
-                       faded=sid not in lineage.nodes))
-    o.append("</svg>")
-    return "".join(o), full
+    return o
 
 
 def _node(node: LineageNode, x: float, y: float, colour: str, *, final: bool, faded: bool) -> str:

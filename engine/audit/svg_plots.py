@@ -95,79 +95,127 @@ def score_plot(points: Sequence[Point], spans: Sequence[Span], colours: dict[str
                metric: str, width: int = 1120, height: int = 400) -> str:
     """Every evaluation as a dot (× in the bottom strip when it produced no score), the
     best-so-far step curve, phases as tinted bands."""
-    left, right, top, bottom, strip = 74, 24, 30, 58, 34
-    plot_h = height - top - bottom - strip
-    xs = [p.elapsed_s for p in points] + [s.end for s in spans]
-    x_hi = max(xs + [1.0]) * 1.02
-    scored = [p.score for p in points if p.scored and p.score is not None]
-    if scored:
-        lo, hi = min(scored), max(scored)
-        pad = (hi - lo) * 0.08 or (abs(hi) * 0.05 or 0.5)
-        y_lo, y_hi = lo - pad, hi + pad
-    else:
-        y_lo, y_hi = 0.0, 1.0
-
-    def X(t: float) -> float:
-        return left + (width - left - right) * (t / x_hi)
-
-    def Y(v: float) -> float:
-        return top + plot_h * (1 - (v - y_lo) / (y_hi - y_lo))
-
+    frame = _ScoreFrame.of(points, spans, width, height)
     o: list[str] = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" role="img" '
                     f'aria-label="score of every evaluation over driven time">']
-    for s in spans:  # phase bands
-        x0, x1 = X(s.start), X(max(s.end, s.start))
+    o.extend(_phase_bands(frame, spans))
+    o.extend(_score_axes(frame, metric, rule))
+    steps = best_so_far(points, rule)
+    if steps:
+        d = [f"M{frame.X(steps[0][0]):.1f},{frame.Y(steps[0][1]):.1f}"]
+        for t, v, _ in steps[1:]:
+            d.append(f"H{frame.X(t):.1f}V{frame.Y(v):.1f}")
+        d.append(f"H{frame.X(max(frame.xs)):.1f}")
+        o.append(f'<path d="{"".join(d)}" class="best"/>')
+    o.extend(_score_dots(frame, points, colours))
+    if steps:
+        t, v, _ = steps[-1]
+        X, Y, top = frame.X, frame.Y, frame.top
+        cy = Y(v) - 12 if Y(v) - 12 > top + 22 else Y(v) + 24
+        anchor, cx = ("end", X(t) - 12) if X(t) > width - frame.right - 120 else ("start", X(t) + 12)
+        o.append(f'<circle cx="{X(t):.1f}" cy="{Y(v):.1f}" r="9" class="best-ring"/>'
+                 f'<text x="{cx:.1f}" y="{cy:.1f}" class="callout" text-anchor="{anchor}">best {fmt_score(v)}</text>')
+    o.append("</svg>")
+    return "".join(o)
+
+
+@dataclass(frozen=True)
+class _ScoreFrame:
+    """The score plot's geometry: its margins, and driven time and score mapped to pixels."""
+
+    width: int
+    height: int
+    xs: list[float]           # every evaluation's and phase end's driven time
+    x_hi: float
+    y_lo: float
+    y_hi: float
+    left: int = 74
+    right: int = 24
+    top: int = 30
+    bottom: int = 58
+    strip: int = 34           # the bottom strip of evaluations without a score
+
+    @classmethod
+    def of(cls, points: Sequence[Point], spans: Sequence[Span], width: int, height: int) -> _ScoreFrame:
+        xs = [p.elapsed_s for p in points] + [s.end for s in spans]
+        scored = [p.score for p in points if p.scored and p.score is not None]
+        if scored:
+            lo, hi = min(scored), max(scored)
+            pad = (hi - lo) * 0.08 or (abs(hi) * 0.05 or 0.5)
+            y_lo, y_hi = lo - pad, hi + pad
+        else:
+            y_lo, y_hi = 0.0, 1.0
+        return cls(width, height, xs, max(xs + [1.0]) * 1.02, y_lo, y_hi)
+
+    @property
+    def plot_h(self) -> int:
+        return self.height - self.top - self.bottom - self.strip
+
+    @property
+    def strip_y(self) -> float:
+        return self.top + self.plot_h + self.strip / 2
+
+    def X(self, t: float) -> float:
+        return self.left + (self.width - self.left - self.right) * (t / self.x_hi)
+
+    def Y(self, v: float) -> float:
+        return self.top + self.plot_h * (1 - (v - self.y_lo) / (self.y_hi - self.y_lo))
+
+
+def _phase_bands(f: _ScoreFrame, spans: Sequence[Span]) -> list[str]:
+    o: list[str] = []
+    for s in spans:
+        x0, x1 = f.X(s.start), f.X(max(s.end, s.start))
         tint = PHASE_TINTS.get(s.phase, "#f1f2f6")
-        o.append(f'<rect x="{x0:.1f}" y="{top}" width="{max(x1 - x0, 1):.1f}" height="{plot_h + strip}" '
+        o.append(f'<rect x="{x0:.1f}" y="{f.top}" width="{max(x1 - x0, 1):.1f}" height="{f.plot_h + f.strip}" '
                  f'fill="{tint}"><title>{escape(s.phase)}: {fmt_seconds(s.start)} → {fmt_seconds(s.end)}</title></rect>')
         if x1 - x0 > 40:
-            o.append(f'<text x="{x0 + 6:.1f}" y="{top + 14}" class="band">{escape(s.phase)}</text>')
-    for v in nice_ticks(y_lo, y_hi):
-        y = Y(v)
+            o.append(f'<text x="{x0 + 6:.1f}" y="{f.top + 14}" class="band">{escape(s.phase)}</text>')
+    return o
+
+
+def _score_axes(f: _ScoreFrame, metric: str, rule: Score) -> list[str]:
+    """The grid, the ticks of both axes, the no-score strip and the axis labels."""
+    left, right, top, width, plot_h = f.left, f.right, f.top, f.width, f.plot_h
+    o: list[str] = []
+    for v in nice_ticks(f.y_lo, f.y_hi):
+        y = f.Y(v)
         o.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
                  f'<text x="{left - 8}" y="{y + 4:.1f}" class="tick" text-anchor="end">{fmt_tick(v)}</text>')
-    axis_y = top + plot_h + strip
-    for v in nice_ticks(0, x_hi, 8):
-        x = X(v)
+    axis_y = top + plot_h + f.strip
+    for v in nice_ticks(0, f.x_hi, 8):
+        x = f.X(v)
         o.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{axis_y}" class="grid light"/>'
                  f'<text x="{x:.1f}" y="{axis_y + 16}" class="tick" text-anchor="middle">{fmt_seconds(v)}</text>')
-    strip_y = top + plot_h + strip / 2
     o.append(f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h + 4}" y2="{top + plot_h + 4}" class="axis"/>'
-             f'<text x="{left - 8}" y="{strip_y + 4:.1f}" class="tick muted" text-anchor="end">no score</text>'
+             f'<text x="{left - 8}" y="{f.strip_y + 4:.1f}" class="tick muted" text-anchor="end">no score</text>'
              f'<line x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}" class="axis"/>')
     arrow = "↑ higher is better" if rule.maximize else "↓ lower is better"
     o.append(f'<text x="18" y="{top + plot_h / 2:.1f}" class="label" text-anchor="middle" '
              f'transform="rotate(-90 18 {top + plot_h / 2:.1f})">{escape(metric)} ({arrow})</text>'
-             f'<text x="{(left + width - right) / 2:.1f}" y="{height - 8}" class="label" text-anchor="middle">'
+             f'<text x="{(left + width - right) / 2:.1f}" y="{f.height - 8}" class="label" text-anchor="middle">'
              f'driven time</text>')
-    steps = best_so_far(points, rule)
-    if steps:
-        d = [f"M{X(steps[0][0]):.1f},{Y(steps[0][1]):.1f}"]
-        for t, v, _ in steps[1:]:
-            d.append(f"H{X(t):.1f}V{Y(v):.1f}")
-        d.append(f"H{X(max(xs)):.1f}")
-        o.append(f'<path d="{"".join(d)}" class="best"/>')
+    return o
+
+
+def _score_dots(f: _ScoreFrame, points: Sequence[Point], colours: dict[str, str]) -> list[str]:
+    """Each evaluation: a dot at its score, or a × in the strip when it has none."""
+    o: list[str] = []
+    strip_y = f.strip_y
     for p in points:
         colour = colours.get(p.scope, "#888")
         tip = (f"seq {p.seq} · {p.scope} · {p.purpose or 'evaluation'} · score {fmt_score(p.score)}"
                f"{' (error)' if p.is_error else ''} · t={fmt_seconds(p.elapsed_s)} · solution {p.solution_id}")
-        x = X(p.elapsed_s)
+        x = f.X(p.elapsed_s)
         if p.scored and p.score is not None:
-            o.append(f'<circle class="pt" data-seq="{p.seq}" cx="{x:.1f}" cy="{Y(p.score):.1f}" r="5.5" '
+            o.append(f'<circle class="pt" data-seq="{p.seq}" cx="{x:.1f}" cy="{f.Y(p.score):.1f}" r="5.5" '
                      f'fill="{colour}"><title>{escape(tip)}</title></circle>')
         else:
             r = 4.5
             o.append(f'<g class="pt miss" data-seq="{p.seq}"><title>{escape(tip)}</title>'
                      f'<path d="M{x - r:.1f},{strip_y - r:.1f}L{x + r:.1f},{strip_y + r:.1f}M{x - r:.1f},'
                      f'{strip_y + r:.1f}L{x + r:.1f},{strip_y - r:.1f}" stroke="{colour}"/></g>')
-    if steps:
-        t, v, _ = steps[-1]
-        cy = Y(v) - 12 if Y(v) - 12 > top + 22 else Y(v) + 24
-        anchor, cx = ("end", X(t) - 12) if X(t) > width - right - 120 else ("start", X(t) + 12)
-        o.append(f'<circle cx="{X(t):.1f}" cy="{Y(v):.1f}" r="9" class="best-ring"/>'
-                 f'<text x="{cx:.1f}" y="{cy:.1f}" class="callout" text-anchor="{anchor}">best {fmt_score(v)}</text>')
-    o.append("</svg>")
-    return "".join(o)
+    return o
 
 
 def legend(colours: dict[str, str], *, extra: bool = True) -> str:
