@@ -57,6 +57,19 @@ def exit_code_of(exc: BaseException) -> int:
     return 1 if isinstance(exc, (HandlersChanged, StorageFault)) else 2
 
 
+def internal_error(exc: Exception) -> NoReturn:
+    """The last resort of the ``engine`` script: an error no rule above foresaw (a bug, the
+    engine's or in a module the user named) is one line (exit 1); ENGINE_LOG_LEVEL=DEBUG prints
+    where it happened."""
+    import os
+    import traceback
+
+    if os.environ.get("ENGINE_LOG_LEVEL", "").upper() == "DEBUG":
+        traceback.print_exception(exc)
+    fail(f"unexpected error: {type(exc).__name__}: {exc} (ENGINE_LOG_LEVEL=DEBUG shows where it happened; unless "
+         "it is in your own --strategy or --agent module, please report it with the command that gave it)", 1)
+
+
 class EngineGroup(TyperGroup):
     """The ``engine`` command's group: a verb's bad option value, input error, OS error or
     undecodable file ends as :func:`fail`'s one line."""

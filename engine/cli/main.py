@@ -357,6 +357,13 @@ def main() -> None:
     except _usage_errors() as exc:  # unknown command or option, missing argument
         exc.show()
         sys.exit(2)
+    except Exception as exc:  # nothing above foresaw it: still one line, never a traceback
+        from engine.cli.errors import internal_error
+
+        try:
+            internal_error(exc)
+        except typer.Exit as done:
+            sys.exit(done.exit_code)
 
 
 def _usage_errors() -> tuple[type[Any], ...]:  # two unrelated classes, both with .show()

@@ -15,7 +15,8 @@ def ui_cmd(db: str | None = typer.Option(None, "--db", help="Event database: a f
                                          "(default $ENGINE_DB or ./engine-runs/engine.db)."),
            host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default; "
                                     "any other address needs --token)."),
-           port: int = typer.Option(8642, "--port", help="Port (0: any free port; the URL printed names it)."),
+           port: int = typer.Option(8642, "--port", min=0, max=65535,
+                                    help="Port (0: any free port; the URL printed names it)."),
            token: str | None = typer.Option(None, "--token", help="Required off loopback: the secret every "
                                             "browser must present (default $ENGINE_UI_TOKEN).")) -> None:
     """Watch runs and campaigns live in the browser, read-only, from the event log itself."""

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from store.sqlite import SQLiteEventStore
-from tests.core.helpers import TOY_AGENT, TOY_STRATEGY, assert_no_traceback, engine_env, run_engine, start_toy
+from tests.core.helpers import (
+    TOY_AGENT,
+    TOY_STRATEGY,
+    TOY_TASK,
+    assert_no_traceback,
+    engine_env,
+    run_engine,
+    start_toy,
+)
 
 
 def _expect(proc, code: int, *needles: str) -> None:
@@ -163,3 +171,19 @@ def test_a_directory_given_as_the_database_says_so(toy_run) -> None:
         _expect(run_engine(*args), 2, f"the event database {folder} is a directory",
                 f"--db {folder / 'engine.db'}")
     assert not (folder / "r.html").exists() and not (folder / "R2").exists()
+
+
+def test_an_error_no_rule_foresaw_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    """A bug (here in a user's own `--agent module:Class`) reaches the user as one `error:` line
+    naming it, exit 1, and no traceback; ENGINE_LOG_LEVEL=DEBUG prints where it happened."""
+    args = ("start", "--task", str(TOY_TASK), "--strategy", TOY_STRATEGY, "--agent",
+            "tests.core.broken_backend:BrokenBackend", "--db", str(tmp_path / "e.db"))
+    _expect(run_engine(*args), 1, "unexpected error: RuntimeError: a bug in the user's backend")
+    debug = run_engine(*args, env=engine_env(ENGINE_LOG_LEVEL="DEBUG"))
+    assert debug.returncode == 1 and "Traceback" in debug.stderr and "broken_backend.py" in debug.stderr
+
+
+@pytest.mark.parametrize("port,needle", [("99999", "--port '99999': expected a number at most 65535"),
+                                         ("-5", "--port '-5': expected a number at least 0")])
+def test_a_port_out_of_range_is_an_option_error(toy_run, port: str, needle: str) -> None:
+    _expect(run_engine("ui", "--db", toy_run.db, "--port", port), 2, needle)

@@ -30,6 +30,7 @@ DAMAGES = ("intact", "missing", "empty", "truncated", "flipped", "binary", "text
 NUMBERS = ("abc", "1e99", "-1", "0", "3", "99999999999999999999", "nan", "inf", "", "2.5")
 # Time limits `engine start` refuses before anything runs (no run is started by this test).
 TOO_SHORT = ("abc", "1e99", "-1", "0", "3", "", "2.5", "nan")
+BAD_PORTS = ("abc", "99999", "-5", "1e99", "", "65536")
 RUN_IDS = ("R", "nope", "../../x", "", "r un", "R'; echo", "é")
 
 
@@ -139,7 +140,7 @@ def _verb() -> st.SearchStrategy[list[str]]:
                   _options(db, ("-o", outputs))),
         st.tuples(st.just(["import", "@EXPORT"]), _options(db, ("--allow-partial", st.none()))),
         st.tuples(st.just(["tasks", "check", "@TASK"]), _options(json_flag)),
-        st.tuples(st.just(["grade"]), _options(db, ("--task", st.just("@TASK")), ("--submission", st.sampled_from(
+        st.tuples(st.just(["grade"]), _options(db, ("-o", outputs), ("--task", st.just("@TASK")), ("--submission", st.sampled_from(
             ["@SUB", "@EXPORT", "@OUTDIR"])), ("R", st.none()))),
         st.tuples(st.just(["start", "--task", "@TASK", "--agent", "builtin", "--time-limit", "1"]),
                   _options(db, ("--seed", numbers), ("--max-budget", numbers), ("--preset", st.sampled_from(
@@ -147,6 +148,8 @@ def _verb() -> st.SearchStrategy[list[str]]:
                       ("--run-id", run_ids), ("--config", st.sampled_from(["@EXPORT", "@OUTDIR", "@SUB"])))),
         st.tuples(st.sampled_from(TOO_SHORT).map(lambda t: ["start", "--task", "@TASK", "--time-limit", t]),
                   _options(db)),
+        st.tuples(st.sampled_from(BAD_PORTS).map(lambda port: ["ui", "--port", port]),  # never one it serves on
+                  _options(db, ("--host", st.sampled_from(["0.0.0.0", "nonexistent.invalid", "::1"])))),
         st.tuples(st.sampled_from([["nosuch"], ["status", "--bogus"], ["export", "R", "-o"], []]), st.just([])),
     ).map(lambda parts: [*parts[0], *parts[1]])
 
