@@ -134,7 +134,7 @@ def os_error_message(exc: OSError) -> str:
         parent = Path(str(where)).parent
         if not parent.is_dir():
             return f"{where}: the folder {parent} does not exist; create it or give another path"
-        return f"{where}: no such file"
+        return f"{where}: no such file or directory (it cannot be read, nor created there)"
     if isinstance(exc, PermissionError) and where:
         return f"{where}: permission denied; give a path you may read and write"
     if isinstance(exc, NotADirectoryError) and where:
