@@ -86,11 +86,7 @@ def start(
             settings: dict[str, Any] = {k: v for k, v in {"overrides": list(set_), "time_limit_seconds": time_limit,
                                                             "max_budget_usd": max_budget, "sandbox": sandbox}.items()
                                         if v not in (None, [])}
-            request = CampaignRequest(name=name, tasks=split_list("--tasks", tasks), seeds=parse_seeds(seeds),
-                                      strategies=split_list("--strategy", strategy),
-                                      presets=split_list("--preset", preset), agents=split_list("--agent", agent),
-                                      settings=settings, cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run)
-            check_request(request)
+            request = _request(name, tasks, seeds, strategy, preset, agent, settings, cpus_per_run, gpus_per_run)
         if max_attempts < 1:
             raise CampaignError(f"--max-attempts {max_attempts}: must be at least 1")
         unreachable = address_problem(ray_address) if ray_address else None
@@ -112,12 +108,27 @@ def start(
         _fail(str(exc))
     except KeyboardInterrupt:
         _fail(f"campaign {name} interrupted; run the same command to continue it", 130)
-    rows = status_rows(store, state)
+    _report(name, status_rows(store, state), json_out, time.monotonic() - started)
+
+
+def _request(name: str, tasks: str, seeds: str, strategy: str, preset: str, agent: str, settings: dict[str, Any],
+             cpus_per_run: float, gpus_per_run: float | None) -> CampaignRequest:
+    """The campaign ``start`` plans, from its options (checked; CampaignError names what is wrong)."""
+    request = CampaignRequest(name=name, tasks=split_list("--tasks", tasks), seeds=parse_seeds(seeds),
+                              strategies=split_list("--strategy", strategy),
+                              presets=split_list("--preset", preset), agents=split_list("--agent", agent),
+                              settings=settings, cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run)
+    check_request(request)
+    return request
+
+
+def _report(name: str, rows: list[dict[str, Any]], json_out: bool, took_s: float) -> None:
+    """The campaign's final status; exit code 1 unless every run completed."""
     if json_out:
         out.print_json(json.dumps({"name": name, "runs": rows}))
     else:
         _print_status(name, rows)
-        err.print(f"campaign {name}: {_counts(rows)} in {time.monotonic() - started:.0f}s", highlight=False)
+        err.print(f"campaign {name}: {_counts(rows)} in {took_s:.0f}s", highlight=False)
     if any(r["status"] != "completed" for r in rows):
         raise typer.Exit(1)
 

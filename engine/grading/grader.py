@@ -20,7 +20,7 @@ import pandas as pd
 from engine.grading.grade_report import GradeReport
 from engine.grading.mlebench import grade_with_mlebench, mlebench_competition
 from engine.tasks.metrics import SubmissionError, metric_info, score_predictions
-from engine.tasks.model import LoadedTask, TaskError, label_str
+from engine.tasks.model import Leaderboard, LoadedTask, TaskError, label_str
 from events.domain import MetricDirection
 from events.score import Score, usable
 
@@ -127,8 +127,20 @@ def grade_submission(task: LoadedTask, submission: Path | str) -> GradeReport:
     except SubmissionError as exc:
         return invalid(str(exc))
 
-    rule = Score(info.direction)
+    return GradeReport(**report, **_medals(Score(info.direction), score, board), score=score,
+                       submission_exists=True, valid_submission=True)
 
+
+class _Medals(TypedDict):
+    any_medal: bool
+    gold_medal: bool
+    silver_medal: bool
+    bronze_medal: bool
+    above_median: bool
+
+
+def _medals(rule: Score, score: float, board: Leaderboard) -> _Medals:
+    """The medal a score earns on the task's leaderboard, and whether it beats the median."""
     def reaches(threshold: float | None) -> bool:
         # A threshold is a score: reaching it, ties included, earns the medal (as on Kaggle);
         # a task without that threshold awards nothing.
@@ -137,14 +149,5 @@ def grade_submission(task: LoadedTask, submission: Path | str) -> GradeReport:
     gold = reaches(board.gold)
     silver = reaches(board.silver) and not gold
     bronze = reaches(board.bronze) and not (gold or silver)
-    return GradeReport(
-        **report,
-        score=score,
-        any_medal=gold or silver or bronze,
-        gold_medal=gold,
-        silver_medal=silver,
-        bronze_medal=bronze,
-        above_median=usable(board.median) and rule.improves(score, board.median),  # strictly, as MLE-bench
-        submission_exists=True,
-        valid_submission=True,
-    )
+    return _Medals(any_medal=gold or silver or bronze, gold_medal=gold, silver_medal=silver, bronze_medal=bronze,
+                   above_median=usable(board.median) and rule.improves(score, board.median))  # strictly, as MLE-bench
