@@ -276,6 +276,8 @@ class Driver:
     # --- effects ----------------------------------------------------------------------------
 
     async def _execute(self, eff: PendingEffect, send: Any, scope: anyio.CancelScope) -> None:
+        if self._stop_reason is not None:
+            return  # started after the stop came: it would only be cancelled, a process spawned for nothing
         result: EffectResult | None = None
         sent = False
         try:
