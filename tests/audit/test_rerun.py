@@ -52,19 +52,20 @@ def test_rerun_after_a_handler_change_names_the_first_differing_decision(thresho
     out = json.loads(proc.stdout)
     assert out["new_run_id"] == "A-changed" and out["identical"] is False
     recorded = decisions(read(db, "A"))
-    first_note = next(i for i, e in enumerate(recorded) if e.type == "Note" and "candidate" in e.payload["message"])
+    # The note saying the verdict is a remark, never compared; the phase's result is the decision.
+    first = next(i for i, e in enumerate(recorded) if e.type == "PhaseCompleted")
     diff = out["difference"]
-    assert diff["index"] == first_note
-    assert diff["recorded"]["type"] == diff["rerun"]["type"] == "Note"
-    assert diff["recorded"]["scope"] == "tmp" and diff["recorded"]["seq"] == recorded[first_note].seq
-    assert '-payload.message = "candidate accepted"' in diff["diff"]
-    assert '+payload.message = "candidate rejected"' in diff["diff"]
+    assert diff["index"] == first
+    assert diff["recorded"]["type"] == diff["rerun"]["type"] == "PhaseCompleted"
+    assert diff["recorded"]["scope"] == "tmp" and diff["recorded"]["seq"] == recorded[first].seq
+    assert '-payload.result.verdict = "accepted"' in diff["diff"]
+    assert '+payload.result.verdict = "rejected"' in diff["diff"]
     assert out["evaluation_change"] is None  # the evaluation gave the same score: the handlers changed
 
     text = engine("rerun", "A", "--db", db, "--run-id", "A-changed-2", extra_path=where)
     assert text.returncode == 1
-    assert f"first difference at decision #{first_note}" in text.stdout
-    assert "recorded: seq" in text.stdout and "Note [tmp]" in text.stdout and "A-changed-2" in text.stdout
+    assert f"first difference at decision #{first}" in text.stdout
+    assert "recorded: seq" in text.stdout and "PhaseCompleted [tmp]" in text.stdout and "A-changed-2" in text.stdout
 
 
 def test_rerun_of_an_unknown_run_exits_2(threshold_run):
