@@ -272,8 +272,8 @@ class PostgresEventStore:
                 self._db.run(lambda conn, _retried: conn.execute(
                     "INSERT INTO engine_meta(key, value) VALUES (%s,%s) ON CONFLICT (key) DO UPDATE "
                     "SET value=EXCLUDED.value", (key, head.encode())))
-            except pg_errors.InsufficientPrivilege:  # a read-only role: nothing to keep it in
-                pass
+            except (pg_errors.InsufficientPrivilege, pg_errors.ReadOnlySqlTransaction):
+                pass  # a read-only role, or a standby server: nothing to keep the head in
         return problem
 
     def _chain_problem(self, run_id: str, start: VerifiedHead) -> tuple[ChainProblem | None, VerifiedHead]:
