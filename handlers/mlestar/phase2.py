@@ -68,13 +68,12 @@ from handlers.mlestar.phase2_ablation import (
 from handlers.mlestar.phase2_extract import Extraction, NoBlock, extract_block, parse_extractor
 from handlers.mlestar.phase2_inner import (
     locate_block,
-    past_deadline,
     path_budget_s,
     run_phase2_inner_loop,
     validate_code_block,
 )
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, steps_that_fit, time_driven
-from handlers.toolkit import deadline_of, info, score_rule, warn, with_score
+from handlers.toolkit import deadline_of, info, past, score_rule, warn, with_score
 from handlers.workflow import Workflow
 
 # --- §6-7: the outer loop of one path ------------------------------------------------------
@@ -186,7 +185,7 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
             info(wf, "time mode: no time for another outer step in the path's window", steps_done=t,
                  left_s=window.soft_left(wf.now), step_s=step_s)
             break
-        if past_deadline(wf, deadline_s):
+        if past(wf, deadline_s):
             skip = "deadline reached"
         else:
             info(wf, "outer step start", outer_step=t, h_best=h_best, summaries=len(T_abl))

@@ -48,9 +48,6 @@ PLANNER_FAILED = "[planner failed]"
 DEADLINE_SKIPPED = "[skipped: deadline reached]"
 
 
-past_deadline = past  # the path's soft end has passed: no new step or attempt starts
-
-
 def remaining_s(wf: Workflow, deadline_s: float | None) -> float:
     """Seconds left for this path: to its deadline, else to the run's time limit."""
     return deadline_of(wf, deadline_s).soft_left(wf.now)
@@ -175,7 +172,7 @@ async def run_phase2_inner_loop(
     for k in range(loop.K):
         if not loop.time_for_attempt(k):
             break
-        if past_deadline(wf, deadline_s):
+        if past(wf, deadline_s):
             loop.record(k, DEADLINE_SKIPPED, None, "", False, failure="deadline", history=False)
             continue
         plan = initial_plan if k == 0 else await loop.next_plan(k)
@@ -293,7 +290,6 @@ __all__ = [
     "invoke_coder",
     "invoke_planner",
     "locate_block",
-    "past_deadline",
     "path_budget_s",
     "refinement_timeout",
     "remaining_s",
