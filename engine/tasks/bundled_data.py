@@ -20,6 +20,8 @@ from engine.tasks.bundled_baseball import BASEBALL_SPECS
 from engine.tasks.bundled_coverage import COVERAGE_SPECS
 from engine.tasks.bundled_films_places import FILMS_PLACES_SPECS
 from engine.tasks.bundled_galaxies import GALAXY_SPECS
+from engine.tasks.bundled_heldout2 import HELDOUT2_SPECS
+from engine.tasks.bundled_heldout3 import HELDOUT3_SPECS
 from engine.tasks.bundled_measurements import MEASUREMENT_SPECS
 from engine.tasks.bundled_more import MORE_SPECS
 from engine.tasks.bundled_spec import BundledSpec
@@ -243,5 +245,7 @@ SPECS: dict[str, BundledSpec] = {
         *MEASUREMENT_SPECS,
         *GALAXY_SPECS,
         *BASEBALL_SPECS,
+        *HELDOUT2_SPECS,
+        *HELDOUT3_SPECS,
     )
 }
