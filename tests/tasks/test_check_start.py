@@ -152,3 +152,20 @@ def test_a_refused_folder_never_reaches_an_agent_and_nothing_prints_a_traceback(
         started = _start(root, tmp_path / "runs" / "engine.db")
         assert started.exit_code == 2 and Tripwire.made == [], started.output
         assert not (tmp_path / "runs").exists() and "Traceback" not in started.output
+
+
+def test_check_json_lists_what_was_understood_and_every_problem(tmp_path):
+    import json
+
+    good = folders.regression(tmp_path / "good", ("formation_energy", "bandgap"))
+    result = runner.invoke(app, ["tasks", "check", str(good), "--json"])
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0 and report["refused"] is False and report["metric"] == "mcrmse"
+    assert [t["name"] for t in report["targets"]] == ["formation_energy", "bandgap"]
+    bad = folders.regression(tmp_path / "bad")
+    (bad / "test.csv").write_bytes(b"\xff\xfe")
+    (bad / "description.md").unlink()
+    result = runner.invoke(app, ["tasks", "check", str(bad), "--json"])
+    problems = json.loads(result.stdout)["problems"]
+    assert result.exit_code == 2 and len(problems) == 2
+    assert {Path(p["file"]).name for p in problems} == {"test.csv", "description.md"}
