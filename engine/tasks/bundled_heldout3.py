@@ -48,12 +48,12 @@ HELDOUT3_SPECS: tuple[BundledSpec, ...] = (
         one_liner="predict a major league player's salary in a season, from his games by position and who he is",
         load=vendored("lahman_salaries.csv.gz"),
         target="salary",
-        metric="rmsle",
+        metric="rmse",
         task_type=TaskType.regression,
         overview=(
             "Each row is one player's salary with one team in one season, 1985-2016. Predict "
-            "`salary` in dollars: a median of 550,000 and a long right tail up to 33 million "
-            "(scored on the log scale). The games are missing for 996 rows with no appearance "
+            "`salary` in dollars: a median of 550,000 and a long right tail up to 33 million. "
+            "The games are missing for 996 rows with no appearance "
             "record."
         ),
         features=(
