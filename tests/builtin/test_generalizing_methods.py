@@ -15,7 +15,16 @@ from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.coordinate_search import dimensions
 from engine.agents.builtin.render import new_spec, render_solution
 
-pytestmark = pytest.mark.skipif("lightgbm" not in FAMILIES, reason="needs the ml extra (LightGBM)")
+# Scripts are run whole, as the engine runs them; their run time is how busy the machine is (on a
+# loaded one a single script passed 120 s), never something a test here asserts. The limits are
+# safety nets against a hang: one script's, and the test's beside its scripts (up to four).
+SCRIPT_TIMEOUT_S = 900
+pytestmark = [pytest.mark.skipif("lightgbm" not in FAMILIES, reason="needs the ml extra (LightGBM)"),
+              pytest.mark.timeout(4 * SCRIPT_TIMEOUT_S)]
+
+
+def _run(env, code: str):
+    return env.run(code, timeout=SCRIPT_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +44,7 @@ def _spec(kind: str, metric: str, **changes):
 
 def _probe(env, spec, expression: str):
     """Run the rendered script, then print ``expression`` evaluated in its namespace as JSON."""
-    run = env.run(render_solution(spec) + f"\nprint('PROBE ' + json.dumps({expression}, default=str))\n"
+    run = _run(env, render_solution(spec) + f"\nprint('PROBE ' + json.dumps({expression}, default=str))\n"
                   .replace("print('PROBE", "import json\nprint('PROBE"))
     assert run.rc == 0, run.stderr
     line = [ln for ln in run.stdout.splitlines() if ln.startswith("PROBE ")][-1]
@@ -74,7 +83,7 @@ def test_native_encoding_makes_the_histogram_booster_split_on_categories_up_to_i
     assert cats == ["date", "store"] and flags[:2] == [True, True] and not any(flags[2:])
     code = render_solution(spec).replace("HIST_LEVELS = 255 ", "HIST_LEVELS = 100 ")
     assert "HIST_LEVELS = 100 " in code
-    capped = counts.run(code + "\nprint('PROBE', members[0][1].named_steps['model'].estimator_.is_categorical_[:2].tolist())\n")
+    capped = _run(counts, code + "\nprint('PROBE', members[0][1].named_steps['model'].estimator_.is_categorical_[:2].tolist())\n")
     assert capped.rc == 0, capped.stderr
     assert "PROBE [False, True]" in capped.stdout       # 240 dates over the cap, 30 stores under it
     spec["data"]["prep"]["encode"] = "ordinal"
@@ -98,7 +107,7 @@ def test_a_category_of_many_levels_reaches_the_model_as_cross_fitted_target_mean
     assert names == ["date", "store"]  # one mean per column for a continuous target
     code = render_solution(spec).replace("MANY_LEVELS = 20\n", "MANY_LEVELS = 10_000\n")
     assert "MANY_LEVELS = 10_000" in code
-    coded = counts.run(code)
+    coded = _run(counts, code)
     assert coded.rc == 0, coded.stderr
     assert means.score is not None and coded.score is not None
     assert means.score < coded.score
@@ -164,7 +173,7 @@ def test_a_fit_on_many_more_rows_reads_its_own_stopping_point_when_its_time_allo
                              model.named_steps["model"].n_rounds_ == list(STOPPING_ROUNDS.values())[0][0]])
         print("PROBE " + json.dumps(readings))
     """)
-    run = more_counts.run(code)
+    run = _run(more_counts, code)
     assert run.rc == 0, run.stderr
     no_deadline, deadline_now = json.loads(run.stdout.split("PROBE ")[-1])
     assert no_deadline == [[1100], [2400], True]
@@ -189,7 +198,7 @@ def test_a_test_version_on_many_more_rows_than_the_search_grows_its_trees_where_
             readings.append([list(CAPACITY.values()), stumps.named_steps["model"].estimator_.num_leaves])
         print("PROBE " + json.dumps(readings))
     """)
-    run = more_counts.run(code)
+    run = _run(more_counts, code)
     assert run.rc == 0, run.stderr
     grown, hurried, search = json.loads(run.stdout.split("PROBE ")[-1])
     assert grown[0] == [{"num_leaves": grown[1]}] and grown[1] in (8, 32, 128, 512)
@@ -235,7 +244,7 @@ def test_a_name_that_differs_on_every_row_reaches_the_model_as_its_first_and_las
     # "Tortix Power TO-00817": the maker first, the code's letters last (digits are not words).
     assert words == [[t.split()[0].lower(), t.split()[-1].split("-")[0].lower()] for t in texts]
     assert most_words == 3 and gaps_kept and unseen == []
-    without = products.run(render_solution(_spec("classification", "accuracy", data__features=["dates"])))
+    without = _run(products, render_solution(_spec("classification", "accuracy", data__features=["dates"])))
     assert without.rc == 0, without.stderr
     assert with_words.score > 0.95 > 0.5 > without.score   # the maker tells the class; the watts do not
 
@@ -245,7 +254,7 @@ def test_past_many_classes_a_name_gets_no_word_columns(products):
     (here four classes against a bound lowered to three)."""
     code = render_solution(_spec("classification", "accuracy")).replace("MANY_CLASSES = 10\n", "MANY_CLASSES = 3\n")
     assert "MANY_CLASSES = 3\n" in code
-    run = products.run(code + "\nprint('PROBE', NAME_COLS, [c for c in X.columns if 'word' in c])\n")
+    run = _run(products, code + "\nprint('PROBE', NAME_COLS, [c for c in X.columns if 'word' in c])\n")
     assert run.rc == 0, run.stderr
     assert "PROBE [] []" in run.stdout
 
@@ -316,8 +325,8 @@ def test_a_booster_draft_sees_numeric_gaps_as_gaps(gaps, family):
 def test_native_gaps_beat_medians_where_the_gap_says_far(gaps):
     """The point of it, measured by the script's own cross-validation: on the faint-gaps table a
     median brightness makes a far object look near; the gap itself tells the booster it is far."""
-    native = gaps.run(render_solution(_spec("regression", "rmse")))
-    medians = gaps.run(render_solution(_spec("regression", "rmse",
+    native = _run(gaps, render_solution(_spec("regression", "rmse")))
+    medians = _run(gaps, render_solution(_spec("regression", "rmse",
                                              data__prep={**FAMILIES["lightgbm"].prep, "num_impute": "median"})))
     assert native.rc == 0 and medians.rc == 0, native.stderr + medians.stderr
     assert native.score < medians.score
