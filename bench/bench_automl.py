@@ -52,9 +52,12 @@ from bench.automl_results import (  # noqa: E402
     PEER_DISTRIBUTIONS,
     code_at,
     earlier_results,
+    heldout_ledger,
     kept_rows,
     provenance,
+    relative,
     results_of,
+    rule_of,
     speed_notes,
 )
 
@@ -66,6 +69,7 @@ PEERS = tuple(PEER_DISTRIBUTIONS)
 PEER_TITLES = {"flaml": "FLAML", "ag-medium": "AG medium", "ag-best": "AG best"}
 AUTOML_VENV_PYTHON = ROOT / ".venv-automl" / "bin" / "python"
 SET_TITLES = {"dev": "Development set (tuned on)", "heldout": "Held-out set (not tuned on)",
+              "burned": "Burned held-out tasks (read to debug, tuned on since; still reported)",
               None: "Tasks outside the protocol"}
 WITHIN = 0.01  # "within 1 %" of a peer, as issue 28 asks
 FULL_USE = 0.9  # "runs use at least 90 % of their time limit ... and end within it" (issue 28)
@@ -158,23 +162,6 @@ def run_peer(peer: str, task_dir: Path, seed: int, limit: int, work: Path, pytho
     return {"score": _grade(task_dir, stem.with_suffix(".csv")), "wall_s": wall}
 
 
-def relative(ours: float | None, theirs: float | None, rule: Score) -> float | None:
-    """Positive when ours is better, as a fraction of FLAML's score: the difference of the two
-    scores as "higher is better" (``Score.fitness``)."""
-    mine, flaml = rule.fitness(ours), rule.fitness(theirs)
-    if mine is None or flaml is None or flaml == 0:
-        return None
-    return (mine - flaml) / abs(flaml) + 0.0  # + 0.0: no "-0.00%"
-
-
-def rule_of(row: dict) -> Score:
-    """How a row's task compares scores (a row keeps the direction as its ``maximize`` flag)."""
-    from events.domain import MetricDirection
-    from events.score import Score
-
-    return Score(MetricDirection.maximize if row["maximize"] else MetricDirection.minimize)
-
-
 def _m(values: list) -> float | None:
     kept = [v for v in values if v is not None]
     return mean(kept) if kept and len(kept) == len(values) else None
@@ -247,13 +234,22 @@ def summary(rows: list[dict], strategies: list[str], peers: list[str]) -> list[s
 
 
 def report(rows: list[dict], strategies: list[str], peers: list[str]) -> str:
-    """The development and held-out sets apart, every time: a table and a summary each."""
+    """The development and held-out sets apart, every time: a table and a summary each. A report
+    with held-out rows also has the burned held-out tasks apart and the verdict over every task
+    ever registered held out (docs/heldout-protocol.md, rules 6 and 8)."""
+    from engine.tasks.protocol import is_burned
+
+    heldout = any(r.get("set") == "heldout" for r in rows)
+    if heldout:
+        rows = [{**r, "set": "burned"} if is_burned(r["task"]) else r for r in rows]
     blocks = []
-    for key in ("dev", "heldout", None):
+    for key in ("dev", "heldout", "burned", None):
         part = [r for r in rows if r.get("set") == key]
         if part:
             blocks.append("\n".join([f"## {SET_TITLES[key]}", "", table(part, strategies, peers), "",
                                       *summary(part, strategies, peers)]))
+    if heldout:
+        blocks.append("\n".join(heldout_ledger(rows, strategies, peers)))
     return "\n\n".join(blocks)
 
 
@@ -306,9 +302,11 @@ def main() -> None:
                         help="with --report: our results measured on this commit's engine code (default HEAD)")
     args = parser.parse_args()
     from engine.tasks.bundled_data import SPECS
-    from engine.tasks.protocol import SETS
+    from engine.tasks.protocol import EVER_HELD_OUT, SETS
 
-    tasks = args.tasks or [n for n in SPECS if args.task_set == "all" or n in SETS[args.task_set]]
+    # --set heldout is every task ever registered held out, burned ones too (rule 8).
+    chosen = EVER_HELD_OUT if args.task_set == "heldout" else SETS.get(args.task_set, ())
+    tasks = args.tasks or [n for n in SPECS if args.task_set == "all" or n in chosen]
     if args.report is not None:
         code = code_at(args.code)
         if code is None:
