@@ -18,13 +18,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from engine.audit.snapshots import state_of
 from engine.cli.errors import EngineGroup, fail
 from engine.cli.errors import exit_code_of as _exit_code
 from engine.cli.errors import user_errors as _user_errors
 from engine.cli.stores import UsageError, open_db
 from engine.config.presets import build_config
 from engine.run import lifecycle as runs_mod
-from replay.state import PipelineState, fold
+from replay.state import PipelineState
 from store.base import EventStore, StoreError
 from store.chain import require_intact_chain
 from store.run_ids import check_run_id
@@ -45,7 +46,9 @@ def _store(db: str | Path | None, *, must_exist: bool = True) -> tuple[EventStor
 
 
 def _state(store: Any, run_id: str) -> PipelineState:
-    return fold(store.read(run_id))
+    """The run's fold from its last snapshot (engine/audit/snapshots.py): `status` and `runs` on
+    a day-long run read what was appended since, not the whole log."""
+    return state_of(store, run_id)
 
 
 # --- start / resume ---------------------------------------------------------------------------

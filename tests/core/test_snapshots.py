@@ -1,0 +1,135 @@
+"""Projection snapshots (issue 63): a fold restarted from a snapshot is the fold of the whole log,
+and a snapshot never outlives the event it was taken at.
+
+* every recorded fixture, cut at any event: snapshot there, fold the rest from it, and the state
+  equals the fold of the whole log (every field the views read, ``PipelineState.__eq__``);
+* on a real SQLite store: ``engine status`` writes a snapshot once it folded enough events and
+  starts from it the next time; an event rewritten under the snapshot (its hash changed, as a
+  tamperer re-sealing the log would) hides the snapshot, and the fold starts over and shows the
+  rewritten log; a snapshot of another format is not used; only the latest two are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from engine.audit.snapshots import fold_with_snapshot, save_if_due, state_of
+from engine.cli.main import app
+from events.base import Envelope
+from replay import snapshot as codec
+from replay.state import fold
+from store.jsonl import read_jsonl
+from store.snapshots import KEEP, sqlite_table
+from store.sqlite import SQLiteEventStore
+
+FIXTURES = sorted((Path(__file__).resolve().parents[1] / "replays").glob("*.jsonl"))
+_LOGS: dict[Path, list[Envelope]] = {}
+
+
+def log_of(path: Path) -> list[Envelope]:
+    if path not in _LOGS:
+        with path.open() as fh:
+            _LOGS[path] = read_jsonl(fh, allow_partial=True).envelopes
+    return _LOGS[path]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_fold_from_any_snapshot_is_the_fold_of_the_whole_log(path: Path, data: st.DataObject):
+    log = log_of(path)
+    cut = data.draw(st.integers(min_value=1, max_value=len(log)), label="cut")
+    snap = codec.take(fold(log[:cut]))
+    assert (snap.seq, snap.hash) == (log[cut - 1].seq, log[cut - 1].hash)
+    state, since = codec.fold_after(snap, lambda seq: [e for e in log if e.seq >= seq])
+    assert since == log[cut - 1].seq
+    whole = fold(log)
+    assert state == whole
+    assert state.summary() == whole.summary()
+    assert state.context() == whole.context()
+
+
+def test_a_snapshot_of_another_format_or_unreadable_is_not_used():
+    log = log_of(FIXTURES[0])
+    snap = codec.take(fold(log[:10]))
+    read = lambda seq: [e for e in log if e.seq >= seq]
+    for stale in (codec.Snapshot(snap.seq, snap.hash, snap.state, format=codec.FORMAT + 1),
+                  codec.Snapshot(snap.seq, snap.hash, "{not json"),
+                  codec.Snapshot(snap.seq, "0" * 64, snap.state)):  # names another event than it folds
+        state, since = codec.fold_after(stale, read)
+        assert since == 0 and state == fold(log)
+
+
+def stored_run(tmp_path: Path, fixture: Path) -> tuple[SQLiteEventStore, str]:
+    store = SQLiteEventStore(tmp_path / "engine.db")
+    with fixture.open() as fh:
+        run_id = store.import_jsonl(fh)
+    return store, run_id
+
+
+def test_status_writes_a_snapshot_and_starts_from_it(tmp_path: Path):
+    store, run_id = stored_run(tmp_path, FIXTURES[0])
+    last = store.last_seq(run_id)
+    table = sqlite_table(store.conn)
+    assert table.latest(run_id, codec.FORMAT) is None           # none before the first fold
+    first = state_of(store, run_id, every=10)
+    stored = table.latest(run_id, codec.FORMAT)
+    assert stored is not None and stored.seq == last
+    read_from: list[int] = []
+
+    def read(seq: int) -> list[Envelope]:
+        read_from.append(seq)
+        return list(store.read(run_id, seq))
+
+    again, since = fold_with_snapshot(table, run_id, read)
+    assert since == last and read_from == [last + 1]             # nothing before the snapshot read again
+    assert again == first == fold(store.read(run_id))
+
+
+def test_the_cli_status_from_a_snapshot_shows_what_the_whole_log_does(tmp_path: Path):
+    store, run_id = stored_run(tmp_path, FIXTURES[0])
+    log = list(store.read(run_id))
+    whole = fold(log).summary()
+    assert save_if_due(sqlite_table(store.conn), run_id, fold(log[:len(log) // 2]), since_seq=0, every=1)
+    store.close()
+    shown = CliRunner().invoke(app, ["status", run_id, "--json", "--db", str(tmp_path / "engine.db")])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output) == json.loads(json.dumps(whole))
+
+
+def test_a_rewritten_event_hides_the_snapshot_taken_over_it(tmp_path: Path):
+    store, run_id = stored_run(tmp_path, FIXTURES[0])
+    table = sqlite_table(store.conn)
+    state_of(store, run_id, every=10)
+    stored = table.latest(run_id, codec.FORMAT)
+    assert stored is not None
+    # A tamperer rewrites an event the snapshot folds and re-seals it (a new hash): the snapshot's
+    # event no longer carries the hash it was taken at.
+    raw = sqlite3.connect(tmp_path / "engine.db")
+    payload = json.loads(raw.execute("SELECT payload FROM events WHERE run_id=? AND seq=?",
+                                     (run_id, stored.seq)).fetchone()[0])
+    raw.execute("UPDATE events SET payload=?, hash=? WHERE run_id=? AND seq=?",
+                (json.dumps({**payload, "planted": 1}), "f" * 64, run_id, stored.seq))
+    raw.commit()
+    raw.close()
+    assert table.latest(run_id, codec.FORMAT) is None
+    state, since = fold_with_snapshot(table, run_id, lambda seq: store.read(run_id, seq))
+    assert since == 0 and state.last_hash == "f" * 64              # folded from the first event again
+
+
+def test_only_the_latest_snapshots_are_kept(tmp_path: Path):
+    store, run_id = stored_run(tmp_path, FIXTURES[0])
+    log = list(store.read(run_id))
+    table = sqlite_table(store.conn)
+    for cut in (5, 10, 15, 20):
+        assert save_if_due(table, run_id, fold(log[:cut]), since_seq=0, every=1)
+    seqs = [r[0] for r in store.conn.execute("SELECT seq FROM snapshots WHERE run_id=? ORDER BY seq", (run_id,))]
+    assert KEEP == 2 and seqs == [log[14].seq, log[19].seq]
+    assert not save_if_due(table, run_id, fold(log[:21]), since_seq=log[19].seq, every=10)  # not due yet
