@@ -11,14 +11,12 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from engine.harness.environment import is_secret_name  # the one rule for which names hold secrets
+from engine.harness.environment import MIN_SECRET_LEN, REDACTED, secret_values  # the one rule for secrets
 
 #: Variables that authenticate the Claude CLI directly.
 CREDENTIAL_VARS: tuple[str, ...] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 #: Flags that route the CLI through a cloud provider that brings its own credentials.
 PROVIDER_FLAGS: tuple[str, ...] = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
-
-REDACTED = "[REDACTED]"
 
 # Shapes of secrets that might appear without coming from our environment (echoed by a tool),
 # the password of a URL's user included (postgresql://user:password@host/db in any variable).
@@ -28,7 +26,6 @@ _SECRET_SHAPES = (
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{16,}"),
     re.compile(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._\-]{8,}"),
 )
-_MIN_SECRET_LEN = 8  # shorter values ("1", "true") would redact ordinary words
 
 
 def _truthy(value: str | None) -> bool:
@@ -46,16 +43,11 @@ def detect_credentials(env: Mapping[str, str]) -> str | None:
     return None
 
 
-def secret_values(env: Mapping[str, str]) -> list[str]:
-    values = {v for k, v in env.items() if is_secret_name(k) and v and len(v) >= _MIN_SECRET_LEN}
-    return sorted(values, key=len, reverse=True)  # longest first: no partial leftovers
-
-
 class Redactor:
     """Replaces known secret values and secret-shaped strings with ``[REDACTED]``."""
 
     def __init__(self, values: Iterable[str] = ()) -> None:
-        self._values = [v for v in dict.fromkeys(values) if v and len(v) >= _MIN_SECRET_LEN]
+        self._values = [v for v in dict.fromkeys(values) if v and len(v) >= MIN_SECRET_LEN]
         self._values.sort(key=len, reverse=True)
 
     @classmethod

@@ -12,7 +12,12 @@ from typing import Any
 
 import structlog
 
+from events.values import EvaluationResult
+
 log = structlog.get_logger(__name__)
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_LEN = 8  # shorter values ("1", "true") would redact ordinary words
 
 # Names that usually carry credentials: their values are redacted from whatever a backend
 # returns (engine/agents/secrets.py), and never reach a script unless the user names them in
@@ -75,6 +80,24 @@ def detect_gpu_info() -> dict[str, Any]:
 def is_secret_name(name: str) -> bool:
     """True for environment variable names that look like credentials (API keys, tokens...)."""
     return bool(_SECRET_NAME.search(name))
+
+
+def secret_values(env: Mapping[str, str]) -> list[str]:
+    """The values of ``env`` held by names like secrets, longest first (no partial leftovers)."""
+    values = {v for k, v in env.items() if is_secret_name(k) and v and len(v) >= MIN_SECRET_LEN}
+    return sorted(values, key=len, reverse=True)
+
+
+def withhold_secrets(result: EvaluationResult, env: Mapping[str, str]) -> EvaluationResult:
+    """``result`` with the secrets a script was given (by ``eval_env_pass``) replaced in its
+    output: what a script prints goes to the log, which is shared and audited."""
+    secrets = secret_values(env)
+    if not secrets:
+        return result
+    stdout, stderr = result.stdout, result.stderr
+    for secret in secrets:
+        stdout, stderr = stdout.replace(secret, REDACTED), stderr.replace(secret, REDACTED)
+    return result.model_copy(update={"stdout": stdout, "stderr": stderr})
 
 
 def script_may_see(name: str, passed: Iterable[str] = ()) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 
-from engine.harness.environment import build_execution_env
+from engine.harness.environment import build_execution_env, withhold_secrets
 from engine.harness.evaluate import evaluate_code
 from engine.harness.process import KILL_GRACE_SECONDS
 from engine.harness.results import take_final_run_estimate
@@ -95,11 +95,12 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
     prepare_evaluation_directory(eval_dir, ctx.task_dir, "bind" if sandbox else ctx.input_mode)
     log.info("harness.evaluation.start", effect_id=request.effect_id, solution_id=request.solution_id,
              dir=str(eval_dir), timeout=request.timeout_s, sandbox=policy.mode)
+    env = build_execution_env(_gpu_indices(ctx.gpu_info), passed=ctx.env_pass, cores=request.cores)
     try:
         evaluation = await evaluate_code(
             code, eval_dir, request.timeout_s,
             filename=f"{request.solution_id}.py",
-            env=build_execution_env(_gpu_indices(ctx.gpu_info), passed=ctx.env_pass, cores=request.cores),
+            env=env,
             memory_limit_mb=policy.limits.memory_mb,
             output_limit_bytes=ctx.output_limit_bytes,
             kill_grace_seconds=ctx.kill_grace_seconds,
@@ -108,7 +109,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
         )
     finally:
         _drop_copied_inputs(eval_dir / "input")
-    result, estimate = take_final_run_estimate(evaluation.result)
+    result, estimate = take_final_run_estimate(withhold_secrets(evaluation.result, env))
     submission = None
     if request.expect_submission:
         submission = check_submission(eval_dir / "final" / SUBMISSION_FILENAME, ctx.sample_submission, ctx.metric)

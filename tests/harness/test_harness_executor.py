@@ -340,3 +340,16 @@ async def test_evaluate_solution_rejection_is_error_result(tmp_path: Path, task_
     result = await evaluate_solution(solution, _task(task_dir), PipelineConfig(), work_root=tmp_path)
     assert result.is_error and "quit()" in result.error_traceback
     assert solution.content == "quit()" and solution.score is None
+
+
+async def test_a_secret_passed_by_name_is_withheld_from_the_recorded_output(tmp_path: Path, task_dir: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A script given a credential by ``eval_env_pass`` (HF_TOKEN) may use it, but what it prints
+    goes to the log: the value is redacted there, by the same rule as the backends' redaction."""
+    monkeypatch.setenv("HF_TOKEN", "hf_0123456789abcdef")
+    code = ("import os, sys\ntoken = os.environ['HF_TOKEN']\nprint('length', len(token), 'token', token)\n"
+            "print('again', token, file=sys.stderr)\n")
+    done = await run_evaluation(_request(code), code, _ctx(tmp_path, task_dir, env_pass=("HF_TOKEN",)))
+    assert "length 19 token [REDACTED]" in done.result.stdout
+    assert "again [REDACTED]" in done.result.stderr
+    assert "hf_0123456789abcdef" not in done.model_dump_json()
