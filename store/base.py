@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -104,11 +104,13 @@ class ChainProblem:
 @dataclass(frozen=True)
 class ExportContents:
     """A run read from an export (store/jsonl.py); ``partial`` says why the file may not hold the
-    whole run ("" if it does); ``legacy``: written before export format 1 (no end line)."""
+    whole run ("" if it does); ``legacy``: written before export format 1 (no end line); the
+    envelopes are as sealed (payloads with artifact references), ``artifacts`` holds their texts."""
 
     envelopes: list[Envelope]
     partial: str = ""
     legacy: bool = False
+    artifacts: dict[str, str] = field(default_factory=dict)  # digest -> text (store/artifacts.py)
 
 
 class EventStore(Protocol):

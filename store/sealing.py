@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from events.base import EffectResult, Envelope, NewEvent
+from store.artifacts import ArtifactReader, externalise, has_refs, refs_in
 from store.base import CorruptLog
 
 
@@ -24,10 +25,13 @@ SealedRow = tuple[str, int, str, int, str, int | None, str, str, str, str, str |
 
 
 def seal(run_id: str, events: Sequence[NewEvent], head_seq: int,
-         prev_hash: str) -> tuple[list[Envelope], list[SealedRow]]:
-    """The envelopes of ``events`` appended after ``head_seq``, and their rows."""
+         prev_hash: str) -> tuple[list[Envelope], list[SealedRow], dict[str, str]]:
+    """The envelopes of ``events`` appended after ``head_seq`` (their payloads whole), their rows
+    (payloads with long strings as artifact references, store.artifacts) and those artifacts
+    (digest -> text): the chain seals the rows' payloads."""
     envelopes: list[Envelope] = []
     rows: list[SealedRow] = []
+    texts: dict[str, str] = {}
     recorded_at = now_iso()
     batch_fields = f'"recorded_at":{_json_str(recorded_at)},"run_id":{_json_str(run_id)},"scope":'
     for seq, new in enumerate(events, start=head_seq + 1):
@@ -36,7 +40,7 @@ def seal(run_id: str, events: Sequence[NewEvent], head_seq: int,
         # The bytes chain_hash(prev_hash, fields) hashes (canonical JSON: sorted keys, no spaces),
         # composed around the payload's JSON so it is encoded once, for the column and the hash:
         # batched appends spent most of their time in json.dumps. Tests recompute it independently.
-        payload_json = _canonical.encode(payload)
+        payload_json = _canonical.encode(externalise(payload, texts))
         cause = "null" if new.causation_seq is None else str(int(new.causation_seq))
         sealed = (f'{{"causation_seq":{cause},"payload":{payload_json},{batch_fields}{_json_str(new.scope)},'
                   f'"seq":{seq},"type":{_json_str(ev.type_name)},"version":{int(ev.version)}}}')
@@ -46,7 +50,7 @@ def seal(run_id: str, events: Sequence[NewEvent], head_seq: int,
         envelopes.append(envelope_from_row(row, payload))
         rows.append((*row, ev.effect_id if isinstance(ev, EffectResult) else None))
         prev_hash = digest
-    return envelopes, rows
+    return envelopes, rows, texts
 
 
 def payload_of(run_id: str, row: tuple) -> dict:
@@ -83,14 +87,21 @@ def envelope_from_row(row: tuple, payload: dict) -> Envelope:
     return env
 
 
-def envelopes_from_rows(run_id: str, rows: Sequence[tuple]) -> list[Envelope]:
+def envelopes_from_rows(run_id: str, rows: Sequence[tuple], reader: ArtifactReader | None = None) -> list[Envelope]:
     """One chunk of stored rows as envelopes, parsed with the cyclic GC paused: parsing a long log
     allocates millions of small objects, which would trigger hundreds of collections that rescan
-    the growing heap (about two thirds of the read time)."""
+    the growing heap (about two thirds of the read time). With a ``reader``, artifact references
+    are resolved (the chunk's artifacts read together); without, payloads are as sealed."""
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        return [envelope_from_row(row, payload_of(run_id, row)) for row in rows]
+        payloads = [payload_of(run_id, row) for row in rows]
+        if reader is not None:
+            referring = [i for i, row in enumerate(rows) if has_refs(row[7])]
+            reader.load(d for i in referring for d in refs_in(payloads[i]))
+            for i in referring:
+                payloads[i] = reader.resolve(run_id, rows[i][1], payloads[i])
+        return [envelope_from_row(row, payload) for row, payload in zip(rows, payloads)]
     finally:
         if gc_was_on:
             gc.enable()

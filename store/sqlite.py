@@ -17,6 +17,8 @@ from typing import IO
 
 import events as _vocabulary  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
 from events.base import GENESIS_HASH, Envelope, NewEvent
+from store.artifacts import ARTIFACT_TABLES_SQLITE as _ARTIFACT_TABLES
+from store.artifacts import ArtifactReader, ArtifactRow, ChunkRow, first_artifact_problem, stored_rows
 from store.base import (
     ChainProblem,
     ConcurrencyError,
@@ -36,7 +38,7 @@ from store.sealing import envelopes_from_rows, seal
 from store.sealing import now_iso as _now_iso
 from store.sqlite_faults import on_read_only_fs, translate
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: artifacts (store/artifacts.py); a schema-1 file gains their tables when opened
 APP_MARKER = "mle-engine-event-store"
 
 
@@ -118,6 +120,8 @@ class SQLiteEventStore:
                 if not row or row[0] != APP_MARKER:
                     raise NotAnEngineDatabase(f"{self.path} is not an engine database")
                 self._check_schema_version()
+                if "artifacts" not in tables:
+                    self._add_artifact_tables()
                 return
             self.conn.execute("BEGIN IMMEDIATE")
             if "engine_meta" in self._table_names():  # another process created it meanwhile
@@ -153,6 +157,7 @@ class SQLiteEventStore:
                 self.db.table("leases").create(
                     {"run_id": str, "token": str, "pid": int, "host": str, "expires_at": float}, pk="run_id"
                 )
+                self._create_artifact_tables()
                 self.conn.execute("COMMIT")
             except BaseException:
                 self._rollback()
@@ -160,6 +165,25 @@ class SQLiteEventStore:
         except sqlite3.Error as exc:
             self._rollback()
             raise translate(exc, self.path) from None
+
+    def _create_artifact_tables(self) -> None:
+        for statement in _ARTIFACT_TABLES.split(";"):
+            if statement.strip():
+                self.conn.execute(statement)
+
+    def _add_artifact_tables(self) -> None:
+        """A schema-1 file gains the artifact tables (its events stay as they are: no references).
+        A file that cannot be written (read-only) is read as it is: it holds no artifacts."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            if "artifacts" not in self._table_names():
+                self._create_artifact_tables()
+                self.conn.execute("UPDATE engine_meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
+            self.conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            self._rollback()
+            if "readonly" not in str(exc).replace(" ", "").lower():
+                raise
 
     def _check_schema_version(self) -> None:
         row = self.conn.execute("SELECT value FROM engine_meta WHERE key='schema'").fetchone()
@@ -223,7 +247,8 @@ class SQLiteEventStore:
                 raise ConcurrencyError(
                     f"run {run_id}: expected to append after seq {expected_seq}, but the log is at {head_seq}"
                 )
-            envelopes, rows = seal(run_id, events, head_seq, prev_hash)
+            envelopes, rows, texts = seal(run_id, events, head_seq, prev_hash)
+            self._insert_artifacts(*stored_rows(texts))
             self.conn.executemany(
                 "INSERT INTO events(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
                 "prev_hash, hash, result_of) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -245,7 +270,40 @@ class SQLiteEventStore:
             self._rollback()
             raise
 
+    def _insert_artifacts(self, artifacts: list[ArtifactRow], chunks: list[ChunkRow]) -> None:
+        """Inside the caller's transaction: content-addressed, so a row already there is the same."""
+        self.conn.executemany("INSERT OR IGNORE INTO artifact_chunks(key, data) VALUES (?,?)", chunks)
+        self.conn.executemany("INSERT OR IGNORE INTO artifacts(digest, bytes, chunks) VALUES (?,?,?)", artifacts)
+
+    def artifact_reader(self) -> ArtifactReader:
+        return ArtifactReader(self._manifests, self._chunks)
+
+    def _manifests(self, digests: list[str]) -> dict[str, bytes]:
+        if "artifacts" not in self._table_names():
+            return {}
+        return dict(self._select_in("SELECT digest, chunks FROM artifacts WHERE digest IN ", digests))
+
+    def _chunks(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        return {bytes(k): bytes(v) for k, v in self._select_in("SELECT key, data FROM artifact_chunks WHERE key IN ",
+                                                               keys)}
+
+    def _select_in(self, query: str, values: list) -> list[tuple]:
+        rows: list[tuple] = []
+        with self._faults():
+            for i in range(0, len(values), 500):  # SQLite bounds the number of parameters
+                part = values[i:i + 500]
+                rows += self.conn.execute(query + "(" + ",".join("?" * len(part)) + ")", part).fetchall()
+        return rows
+
     def read(self, run_id: str, from_seq: int = 1) -> Generator[Envelope, None, None]:
+        """The run's envelopes with their artifacts resolved (whole payloads)."""
+        return self._read(run_id, from_seq, self.artifact_reader())
+
+    def read_sealed(self, run_id: str, from_seq: int = 1) -> Generator[Envelope, None, None]:
+        """The run's envelopes as sealed: payloads with artifact references (what the chain covers)."""
+        return self._read(run_id, from_seq, None)
+
+    def _read(self, run_id: str, from_seq: int, reader: ArtifactReader | None) -> Generator[Envelope, None, None]:
         self.get_run(run_id)
         with self._faults(run_id):
             cur = self.conn.execute(
@@ -261,12 +319,18 @@ class SQLiteEventStore:
             if not rows:
                 return
             size = min(size * 4, 4096)
-            yield from envelopes_from_rows(run_id, rows)
+            yield from envelopes_from_rows(run_id, rows, reader)
 
     def verify_chain(self, run_id: str) -> ChainProblem | None:
         """A damaged page under the run's events is a problem at the first seq that cannot be read;
-        damage to the run's own row (its head) raises StorageDamaged."""
-        return self._chain_problem(run_id, GENESIS)[0]
+        damage to the run's own row (its head) raises StorageDamaged. Then every artifact the run
+        refers to is checked against its digest."""
+        problem = self._chain_problem(run_id, GENESIS)[0]
+        if problem is not None:
+            return problem
+        with self._faults(run_id):
+            rows = self.conn.execute("SELECT seq, payload FROM events WHERE run_id=? ORDER BY seq", (run_id,))
+            return first_artifact_problem(rows, self.artifact_reader())
 
     def check_chain(self, run_id: str) -> ChainProblem | None:
         """The chain from the run's last verified head on (store.chain); an intact chain's new head
@@ -343,7 +407,7 @@ class SQLiteEventStore:
     # --- export / import --------------------------------------------------------------------
 
     def export_jsonl(self, run_id: str, out: IO[str]) -> int:
-        return write_jsonl(run_id, self.read(run_id), out)
+        return write_jsonl(run_id, self.read_sealed(run_id), out, self.artifact_reader())
 
     def import_jsonl(self, source: IO[str], *, allow_partial: bool = False) -> str:
         return self.import_export(read_jsonl(source, allow_partial=allow_partial))
@@ -357,6 +421,7 @@ class SQLiteEventStore:
                     raise RunExists(f"run {run[0]} already exists in {self.path}")
                 self.conn.execute("INSERT INTO runs(run_id, created_at, strategy, task, status, head_seq, head_hash) "
                                   "VALUES (?,?,?,?,?,?,?)", run)
+                self._insert_artifacts(*stored_rows(contents.artifacts))
                 self.conn.executemany(
                     "INSERT INTO events(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
                     "prev_hash, hash, result_of) VALUES (?,?,?,?,?,?,?,?,?,?,?)", imported_rows(contents.envelopes))

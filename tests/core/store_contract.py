@@ -22,6 +22,7 @@ import multiprocessing
 import os
 import socket
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -353,8 +354,8 @@ class EventStoreContract:
     def test_export_ends_with_its_end_line(self, store: EventStore, run: str) -> None:
         lines = self._exported(store, run).splitlines()
         last = json.loads(lines[2])
-        assert json.loads(lines[-1]) == {"export_end": {"format": 1, "run_id": run, "events": 3, "head_seq": 3,
-                                                        "head_hash": last["hash"]}}
+        assert json.loads(lines[-1]) == {"export_end": {"format": 2, "run_id": run, "events": 3, "head_seq": 3,
+                                                        "head_hash": last["hash"], "artifacts": 0}}
 
     def test_export_cut_short_is_refused_unless_partial_is_allowed(self, store: EventStore, run: str,
                                                                     tmp_path: Path) -> None:
@@ -412,6 +413,97 @@ class EventStoreContract:
             store.import_jsonl(io.StringIO(text))
         assert store.last_seq(run) == 3
 
+    # --- artifacts (store/artifacts.py) --------------------------------------------------------
+
+    def _with_artifacts(self, store: EventStore, run: str) -> None:
+        """Two prompts quoting one long script, its answer, and a Note whose data nests it."""
+        store.append(run, [NewEvent(event=AgentCallRequested(effect_id="a", agent_type="toy", prompt=PROMPT_A),
+                                    scope="toy"),
+                           NewEvent(event=AgentCallRequested(effect_id="b", agent_type="toy", prompt=PROMPT_B),
+                                    scope="toy")], expected_seq=0)
+        store.append(run, [result("a", SCRIPT, cause=1),
+                           NewEvent(event=Note(level="info", message="n", data={"k": [SCRIPT, "short"]}), scope="run")],
+                     expected_seq=2)
+
+    def _count(self, store: EventStore, table: str) -> int:
+        return sum(1 for _ in _select(store, f"SELECT digest FROM {table}"))
+
+    def test_long_strings_are_stored_once_and_read_whole(self, store: EventStore, run: str) -> None:
+        self._with_artifacts(store, run)
+        log = list(store.read(run))
+        assert [e.payload.get("prompt") for e in log[:2]] == [PROMPT_A, PROMPT_B]
+        assert log[2].payload["text"] == SCRIPT and log[3].payload["data"] == {"k": [SCRIPT, "short"]}
+        stored = [row[0] for row in _select(store, "SELECT payload FROM events ORDER BY seq")]
+        assert all(SCRIPT not in p and len(p) < 500 for p in stored)
+        assert sum(p.count('"$artifact"') for p in stored) == 4
+        assert self._count(store, "artifacts") == 3  # two prompts and the script, each once
+        assert store.verify_chain(run) is None and store.check_chain(run) is None
+
+    def test_verify_names_a_changed_artifact_and_the_event_referring_to_it(self, store: EventStore, run: str) -> None:
+        self._with_artifacts(store, run)
+        key = hashlib.sha256(SCRIPT.encode()).digest()[:12]  # SCRIPT is one line: one chunk
+        altered = SCRIPT[:100] + "Y" + SCRIPT[101:]
+        self.run_sql(store, "UPDATE artifact_chunks SET data=? WHERE key=?", (zlib.compress(altered.encode()), key))
+        problem = store.verify_chain(run)
+        digest = "sha256:" + hashlib.sha256(SCRIPT.encode()).hexdigest()
+        assert problem is not None and problem.seq == 3
+        assert digest in problem.reason and "do not match its digest" in problem.reason
+        with pytest.raises(CorruptLog, match=f"seq 3: the artifact {digest}"):
+            list(store.read(run))
+        self.run_sql(store, "UPDATE artifact_chunks SET data=? WHERE key=?", (b"\x00not zlib", key))
+        problem = store.verify_chain(run)
+        assert problem is not None and problem.seq == 3 and "damaged chunk" in problem.reason
+
+    def test_export_import_round_trips_artifacts(self, store: EventStore, run: str, tmp_path: Path) -> None:
+        self._with_artifacts(store, run)
+        buf = io.StringIO()
+        store.export_jsonl(run, buf)
+        lines = buf.getvalue().splitlines()
+        assert sum(line.startswith('{"artifact"') for line in lines) == 3
+        assert json.loads(lines[-1])["export_end"]["artifacts"] == 3
+        other = self.make_store(tmp_path / "other")
+        try:
+            assert other.import_jsonl(io.StringIO(buf.getvalue())) == run
+            assert list(other.read(run)) == list(store.read(run))
+            assert other.verify_chain(run) is None
+            again = io.StringIO()
+            other.export_jsonl(run, again)
+            assert again.getvalue() == buf.getvalue()
+        finally:
+            other.close()
+
+    def test_import_refuses_an_export_whose_artifact_was_changed_or_dropped(self, store: EventStore, run: str,
+                                                                           tmp_path: Path) -> None:
+        self._with_artifacts(store, run)
+        buf = io.StringIO()
+        store.export_jsonl(run, buf)
+        text = buf.getvalue()
+        lines = text.splitlines()
+        changed = text.replace(SCRIPT[:200], SCRIPT[:199] + "Y", 1)
+        digest = "sha256:" + hashlib.sha256(SCRIPT.encode()).hexdigest()
+        dropped = "\n".join(line for line in lines if not line.startswith('{"artifact":{"digest":"' + digest))
+        other = self.make_store(tmp_path / "other")
+        try:
+            with pytest.raises(CorruptLog, match="does not match its digest"):
+                other.import_jsonl(io.StringIO(changed))
+            with pytest.raises(CorruptLog, match=f"event 3 refers to the artifact {digest}, which the file"):
+                other.import_jsonl(io.StringIO(dropped + "\n"))
+            with pytest.raises(RunNotFound):
+                other.get_run(run)
+        finally:
+            other.close()
+
+    def test_a_pre_artifact_export_imports_as_it_was(self, store: EventStore, tmp_path: Path) -> None:
+        """A recorded run exported before artifacts and before end lines (long scripts inline in the
+        payloads; its last event ends the run) imports as it was written."""
+        path = Path(__file__).parents[1] / "replays" / "mle-star-wine-builtin.jsonl"
+        text = path.read_text(encoding="utf-8")
+        assert "export_end" not in text and '"$artifact"' not in text and len(text) > 500_000
+        run = store.import_jsonl(io.StringIO(text))
+        recorded = [json.loads(line) for line in text.splitlines()]
+        assert [e.model_dump(mode="json") for e in store.read(run)] == recorded
+        assert store.verify_chain(run) is None
+
     # --- several processes --------------------------------------------------------------------
 
     def test_concurrent_appends_from_two_processes(self, tmp_path: Path) -> None:
@@ -432,6 +524,17 @@ class EventStoreContract:
             assert [e.payload["data"]["i"] for e in log if e.payload["message"] == tag] == list(range(n))
         assert store.verify_chain("R1") is None
         store.close()
+
+
+SCRIPT = "import numpy as np  # " + "".join(f"{i:04d}" for i in range(600))  # one long line: one chunk
+PROMPT_A = "Improve this script:\n" + SCRIPT + "\nKeep the metric."
+PROMPT_B = "Debug this script:\n" + SCRIPT + "\nIt failed."
+
+
+def _select(store: EventStore, query: str) -> list[tuple[Any, ...]]:
+    """Rows of a query on the store's own connection (SQLite and PostgreSQL handles both have ``conn``)."""
+    conn: Any = getattr(store, "conn")
+    return list(conn.execute(query).fetchall())
 
 
 def _lease_and_die(opener: Callable[[], EventStore], run_id: str, conn: Any) -> None:
