@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from engine.audit.snapshots import state_of
+from engine.run.snapshots import state_of
 from engine.cli.errors import EngineGroup, fail
 from engine.cli.errors import exit_code_of as _exit_code
 from engine.cli.errors import user_errors as _user_errors
@@ -46,7 +46,7 @@ def _store(db: str | Path | None, *, must_exist: bool = True) -> tuple[EventStor
 
 
 def _state(store: Any, run_id: str) -> PipelineState:
-    """The run's fold from its last snapshot (engine/audit/snapshots.py): `status` and `runs` on
+    """The run's fold from its last snapshot (engine/run/snapshots.py): `status` and `runs` on
     a day-long run read what was appended since, not the whole log."""
     return state_of(store, run_id)
 

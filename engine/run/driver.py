@@ -37,6 +37,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 if sys.version_info < (3, 11):  # pragma: no cover - the builtin arrived in 3.11
     from exceptiongroup import BaseExceptionGroup
 
+from engine.run.snapshots import save_at_boundary
 from engine.run.stop_signals import StopSignals
 from events.base import EffectResult, NewEvent
 from events.core import (
@@ -268,6 +269,7 @@ class Driver:
         envelopes = self.store.append(self.run_id, batch, expected_seq=self.state.last_seq)
         for env in envelopes:
             self.state.apply(env)
+        save_at_boundary(self.store, self.run_id, self.state, len(envelopes))  # for status and the UI
         if self.kill_after_seq is not None and self.state.last_seq >= self.kill_after_seq:
             os.kill(os.getpid(), signal.SIGKILL)  # failpoint for crash-exactness tests
         if self.on_commit is not None:

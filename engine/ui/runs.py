@@ -16,6 +16,7 @@ from engine.audit.runlog import RunLog, load_event_modules
 from engine.campaign.stream import STREAM_PREFIX
 from engine.ui.source import Head, LogSource
 from events.base import Envelope
+from replay import snapshot as codec
 from replay.state import PipelineState, fold
 from store.base import ChainProblem
 from store.chain import GENESIS, VerifiedHead, describe_problem, envelopes_problem
@@ -72,15 +73,25 @@ class RunIndex:
                     continue
                 entry = self.runs.get(run_id)
                 if entry is None:
-                    # A run read whole anyway: its envelopes are kept (the latest runs' stay, as if
-                    # just viewed), so its page opens without reading the log a second time.
-                    entry = self.runs[run_id] = RunEntry(head=head, state=PipelineState(), envelopes=[])
-                    self._hold(run_id)
+                    entry = self.runs[run_id] = self._first_look(run_id, head)
                 entry.head = head
                 if head.last_seq > entry.seq and entry.problem is None:
                     entry.take(self.source.read(run_id, entry.seq + 1))
                     moved.add(run_id)
         return moved
+
+    def _first_look(self, run_id: str, head: Head) -> RunEntry:
+        """A run seen for the first time starts from its last snapshot (engine/run/snapshots.py):
+        the list then reads only the events after it, and the run's envelopes are read when its
+        page opens. Without one it is read whole, and its envelopes are kept (the latest runs'
+        stay, as if just viewed), so its page opens without reading the log a second time. The
+        snapshot's event is the chain's verified head from then on, as ``check_chain``'s is."""
+        stored = self.source.snapshot(run_id, codec.FORMAT)
+        state = codec.restore(stored) if stored is not None else None
+        if state is not None:
+            return RunEntry(head=head, state=state, verified=VerifiedHead(state.last_seq, state.last_hash))
+        self._hold(run_id)
+        return RunEntry(head=head, state=PipelineState(), envelopes=[])
 
     def entry(self, run_id: str) -> RunEntry | None:
         with self.lock:

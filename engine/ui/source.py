@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from events.base import Envelope
 from store.base import NotAnEngineDatabase, RunNotFound, StoreError
 from store.sealing import envelopes_from_rows
+from store.snapshots import StoredSnapshot, postgres_table, sqlite_table
 
 APP_MARKER = "mle-engine-event-store"
 _EVENT_COLUMNS = "run_id, seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash"
@@ -59,6 +60,10 @@ class LogSource(Protocol):
     def driver(self, run_id: str) -> LeaseHolder | None: ...
 
     def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]: ...
+
+    def snapshot(self, run_id: str, format: int) -> StoredSnapshot | None:
+        """The run's newest projection snapshot still valid against its events (store/snapshots.py)."""
+        ...
 
     def pending(self) -> str: ...
 
@@ -133,6 +138,11 @@ class SQLiteSource:
             while rows := cur.fetchmany(_CHUNK):
                 out.extend(envelopes_from_rows(run_id, rows))
         return out
+
+    def snapshot(self, run_id: str, format: int) -> StoredSnapshot | None:
+        with self._lock, _sqlite_errors(self.label):
+            conn = self._connected()
+            return None if conn is None else sqlite_table(conn).latest(run_id, format)
 
     def close(self) -> None:
         with self._lock:
@@ -225,6 +235,13 @@ class PostgresSource:
         with self._lock:
             result: list[Envelope] = self._run(fetch)
             return result
+
+    def snapshot(self, run_id: str, format: int) -> StoredSnapshot | None:
+        with self._lock:
+            if not self._has_tables():
+                return None
+            stored: StoredSnapshot | None = self._run(lambda conn: postgres_table(conn).latest(run_id, format))
+            return stored
 
     def close(self) -> None:
         with self._lock:

@@ -3,10 +3,12 @@ and a snapshot never outlives the event it was taken at.
 
 * every recorded fixture, cut at any event: snapshot there, fold the rest from it, and the state
   equals the fold of the whole log (every field the views read, ``PipelineState.__eq__``);
-* on a real SQLite store: ``engine status`` writes a snapshot once it folded enough events and
+* on a real SQLite store: the driver writes a snapshot as a commit crosses every N events;
+  ``engine status`` writes a snapshot once it folded enough events and
   starts from it the next time; an event rewritten under the snapshot (its hash changed, as a
   tamperer re-sealing the log would) hides the snapshot, and the fold starts over and shows the
-  rewritten log; a snapshot of another format is not used; only the latest two are kept.
+  rewritten log; a snapshot of another format is not used; only the latest two are kept; the UI's runs list starts from the snapshot, and a run's page
+  still reads the run whole.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from engine.audit.snapshots import fold_with_snapshot, save_if_due, state_of
 from engine.cli.main import app
+from engine.run.snapshots import fold_with_snapshot, save_at_boundary, save_if_due, state_of
+from engine.ui.runs import RunIndex
+from engine.ui.source import SQLiteSource
 from events.base import Envelope
 from replay import snapshot as codec
 from replay.state import fold
@@ -133,3 +137,44 @@ def test_only_the_latest_snapshots_are_kept(tmp_path: Path):
     seqs = [r[0] for r in store.conn.execute("SELECT seq FROM snapshots WHERE run_id=? ORDER BY seq", (run_id,))]
     assert KEEP == 2 and seqs == [log[14].seq, log[19].seq]
     assert not save_if_due(table, run_id, fold(log[:21]), since_seq=log[19].seq, every=10)  # not due yet
+
+
+def test_the_driver_writes_a_snapshot_when_a_commit_crosses_the_boundary(tmp_path: Path):
+    """What the driver does after each commit (``save_at_boundary``), batch by batch over a real log."""
+    store, run_id = stored_run(tmp_path, FIXTURES[0])
+    log = list(store.read(run_id))
+    table = sqlite_table(store.conn)
+    written = []
+    for end in range(3, len(log) + 1, 3):
+        if save_at_boundary(store, run_id, fold(log[:end]), appended=3, every=10):
+            written.append(log[end - 1].seq)
+    assert written and all(seq // 10 > (seq - 3) // 10 for seq in written)  # once per boundary crossed
+    assert len(written) == log[len(log) // 3 * 3 - 1].seq // 10
+    stored = table.latest(run_id, codec.FORMAT)
+    assert stored is not None and stored.seq == written[-1]
+
+
+def test_the_uis_runs_list_starts_from_the_snapshot_and_reads_the_page_whole(tmp_path: Path):
+    store, run_id = stored_run(tmp_path, FIXTURES[0])
+    log = list(store.read(run_id))
+    assert save_if_due(sqlite_table(store.conn), run_id, fold(log[:len(log) // 2]), since_seq=0, every=1)
+    store.close()
+    source = SQLiteSource(tmp_path / "engine.db")
+    reads: list[int] = []
+    real_read = source.read
+
+    def read(rid: str, from_seq: int = 1) -> list[Envelope]:
+        reads.append(from_seq)
+        return real_read(rid, from_seq)
+
+    source.read = read  # type: ignore[method-assign]
+    index = RunIndex(source)
+    index.refresh()
+    entry = index.entry(run_id)
+    assert entry is not None and entry.envelopes is None and entry.problem is None
+    assert reads == [log[len(log) // 2 - 1].seq + 1]                 # the list read the tail only
+    assert entry.state == fold(log)
+    page = index.log(run_id)                                           # the run page reads it whole
+    assert page is not None and [e.seq for e in page.envelopes] == [e.seq for e in log]
+    assert page.state == fold(log)
+    source.close()

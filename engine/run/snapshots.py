@@ -44,12 +44,28 @@ def _latest(table: SnapshotTable | None, run_id: str) -> StoredSnapshot | None:
         return None
 
 
-def save_if_due(table: SnapshotTable, run_id: str, state: PipelineState, since_seq: int,
+def save_if_due(table: SnapshotTable | None, run_id: str, state: PipelineState, since_seq: int,
                 every: int = SNAPSHOT_EVERY) -> bool:
     """Write a snapshot of ``state`` when it folds at least ``every`` events past ``since_seq``;
-    whether it did. A store that refuses the write (read-only, locked) keeps the view working."""
-    if state.last_seq - since_seq < every or state.status == "new":
+    whether it did."""
+    if table is None or state.last_seq - since_seq < every or state.status == "new":
         return False
+    return _save(table, run_id, state)
+
+
+def save_at_boundary(store: Any, run_id: str, state: PipelineState, appended: int,
+                     every: int = SNAPSHOT_EVERY) -> bool:
+    """The driver's, after each commit: a snapshot when the ``appended`` events just folded
+    crossed a multiple of ``every`` (no count to keep: a resumed driver carries on the same)."""
+    if state.last_seq // every == (state.last_seq - appended) // every or state.status == "new":
+        return False
+    table = table_of(store)
+    return table is not None and _save(table, run_id, state)
+
+
+def _save(table: SnapshotTable, run_id: str, state: PipelineState) -> bool:
+    """A store that refuses the write (read-only, locked, gone) keeps the run and the view
+    working: a snapshot only saves time."""
     snap = codec.take(state)
     try:
         table.save(run_id, StoredSnapshot(**asdict(snap)))
@@ -76,4 +92,4 @@ def state_of(store: Any, run_id: str, *, every: int = SNAPSHOT_EVERY) -> Pipelin
     return state
 
 
-__all__ = ["SNAPSHOT_EVERY", "fold_with_snapshot", "save_if_due", "state_of"]
+__all__ = ["SNAPSHOT_EVERY", "fold_with_snapshot", "save_at_boundary", "save_if_due", "state_of"]
