@@ -69,7 +69,7 @@ PEERS = tuple(PEER_DISTRIBUTIONS)
 PEER_TITLES = {"flaml": "FLAML", "ag-medium": "AG medium", "ag-best": "AG best"}
 AUTOML_VENV_PYTHON = ROOT / ".venv-automl" / "bin" / "python"
 SET_TITLES = {"dev": "Development set (tuned on)", "heldout": "Held-out set (not tuned on)",
-              "burned": "Burned held-out tasks (read to debug, tuned on since; still reported)",
+              "burned": "Burned held-out tasks (read to debug or to decide a change; still reported)",
               None: "Tasks outside the protocol"}
 WITHIN = 0.01  # "within 1 %" of a peer, as issue 28 asks
 FULL_USE = 0.9  # "runs use at least 90 % of their time limit ... and end within it" (issue 28)
@@ -248,6 +248,8 @@ def report(rows: list[dict], strategies: list[str], peers: list[str]) -> str:
         if part:
             blocks.append("\n".join([f"## {SET_TITLES[key]}", "", table(part, strategies, peers), "",
                                       *summary(part, strategies, peers)]))
+        elif heldout and key == "heldout":  # every blind task burned or not run yet: say so
+            blocks.append(f"## {SET_TITLES[key]}\n\nno kept row of a task that is still blind")
     if heldout:
         blocks.append("\n".join(heldout_ledger(rows, strategies, peers)))
     return "\n\n".join(blocks)
