@@ -12,7 +12,7 @@ How a backend keeps an artifact: its text is cut into chunks at line boundaries 
 lines' own content (a line whose CRC-32 is a multiple of ``CHUNK_EVERY`` ends a chunk), so a
 script quoted inside many prompts is cut the same way each time and its chunks are stored once;
 each chunk is kept zlib-compressed under the first ``KEY_BYTES`` bytes of its sha256, and the
-artifact as the list of its chunk keys. A chunk key only finds a chunk: the artifact's full
+artifact as the list of its chunk keys (zlib-compressed too: a script quoted twice repeats keys). A chunk key only finds a chunk: the artifact's full
 sha256 is checked whenever it is read back, so a wrong or changed chunk is never returned.
 """
 
@@ -30,7 +30,7 @@ from store.base import ChainProblem, CorruptLog
 MIN_BYTES = 1024
 REF_KEY = "$artifact"
 DIGEST_PREFIX = "sha256:"
-CHUNK_EVERY = 8  # on average a chunk every 8 lines
+CHUNK_EVERY = 16  # on average a chunk every 16 lines
 MAX_CHUNK_BYTES = 16384  # text without line breaks is still cut
 KEY_BYTES = 12
 
@@ -98,7 +98,7 @@ CREATE TABLE artifact_chunks (key BLOB PRIMARY KEY, data BLOB NOT NULL);
 ARTIFACT_TABLES_POSTGRES = ARTIFACT_TABLES_SQLITE.replace("BLOB", "BYTEA")
 
 ChunkRow = tuple[bytes, bytes]  # (key, zlib-compressed text)
-ArtifactRow = tuple[str, int, bytes]  # (digest, bytes of text, concatenated chunk keys)
+ArtifactRow = tuple[str, int, bytes]  # (digest, bytes of text, zlib-compressed concatenated chunk keys)
 
 
 def chunks_of(text: str) -> list[str]:
@@ -129,7 +129,7 @@ def stored_rows(texts: dict[str, str]) -> tuple[list[ArtifactRow], list[ChunkRow
             if key not in chunks:
                 chunks[key] = zlib.compress(data, 9)
             keys.append(key)
-        artifacts.append((digest, len(texts[digest].encode("utf-8")), b"".join(keys)))
+        artifacts.append((digest, len(texts[digest].encode("utf-8")), zlib.compress(b"".join(keys), 9)))
     return artifacts, sorted(chunks.items())
 
 
@@ -143,9 +143,8 @@ def assembled(digest: str, manifest: bytes | None, chunks: dict[bytes, bytes]) -
     """An artifact's text from its stored chunks, or what is wrong with it."""
     if manifest is None:
         return ArtifactProblem(digest, "is missing from the store")
-    keys = [bytes(manifest[i:i + KEY_BYTES]) for i in range(0, len(manifest), KEY_BYTES)]
     parts = []
-    for key in keys:
+    for key in _keys(manifest):
         data = chunks.get(key)
         if data is None:
             return ArtifactProblem(digest, f"has lost its chunk {key.hex()}")
@@ -159,9 +158,18 @@ def assembled(digest: str, manifest: bytes | None, chunks: dict[bytes, bytes]) -
     return text
 
 
+def _keys(manifest: bytes) -> list[bytes]:
+    """An artifact's chunk keys; a manifest that does not decompress finds no chunk (then its
+    artifact does not match its digest, which is how it is named)."""
+    try:
+        keys = zlib.decompress(manifest)
+    except zlib.error:
+        return []
+    return [keys[i:i + KEY_BYTES] for i in range(0, len(keys), KEY_BYTES)]
+
+
 def chunk_keys(manifests: Iterable[bytes]) -> list[bytes]:
-    keys = {bytes(m[i:i + KEY_BYTES]) for m in manifests for i in range(0, len(m), KEY_BYTES)}
-    return sorted(keys)
+    return sorted({key for m in manifests for key in _keys(bytes(m))})
 
 
 FetchManifests = Callable[[list[str]], dict[str, bytes]]  # digests -> {digest: manifest}

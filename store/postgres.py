@@ -33,6 +33,14 @@ from psycopg import sql
 
 import events as _vocabulary  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
 from events.base import GENESIS_HASH, Envelope, NewEvent
+from store.artifacts import (
+    ARTIFACT_TABLES_POSTGRES,
+    ArtifactReader,
+    ArtifactRow,
+    ChunkRow,
+    first_artifact_problem,
+    stored_rows,
+)
 from store.base import (
     ChainProblem,
     ConcurrencyError,
@@ -50,7 +58,7 @@ from store.leases import RELEASE_BUDGET_S, refuse_live_holder
 from store.pg_reconnect import Reconnector, reconnect_budget_from_env
 from store.sealing import envelopes_from_rows, now_iso, seal
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: artifacts (store/artifacts.py); a schema-1 database gains their tables when opened
 APP_MARKER = "mle-engine-event-store"
 URL_PREFIXES = ("postgresql://", "postgres://")
 
@@ -65,7 +73,7 @@ CREATE TABLE events (run_id TEXT NOT NULL REFERENCES runs(run_id), seq BIGINT NO
 CREATE UNIQUE INDEX events_one_result ON events(run_id, result_of) WHERE result_of IS NOT NULL;
 CREATE TABLE leases (run_id TEXT PRIMARY KEY, token TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
                      expires_at DOUBLE PRECISION NOT NULL);
-"""
+""" + ARTIFACT_TABLES_POSTGRES
 _INSERT_EVENT = ("INSERT INTO events(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
                  "prev_hash, hash, result_of) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
 _SERVER_EPOCH = "extract(epoch from clock_timestamp())::double precision"
@@ -150,6 +158,8 @@ class PostgresEventStore:
                 row = conn.execute("SELECT value FROM engine_meta WHERE key='app'").fetchone()
                 if not row or row[0] != APP_MARKER:
                     raise NotAnEngineDatabase(f"{self.label} has an engine_meta table that is not the engine's")
+                if "artifacts" not in tables:
+                    self._add_artifact_tables(conn)
                 return
             if tables & {"runs", "events", "leases"}:
                 raise NotAnEngineDatabase(
@@ -160,6 +170,17 @@ class PostgresEventStore:
             conn.execute(_SCHEMA)
             conn.execute("INSERT INTO engine_meta(key, value) VALUES ('app', %s), ('schema', %s)",
                          (APP_MARKER, str(SCHEMA_VERSION)))
+
+    @staticmethod
+    def _add_artifact_tables(conn: psycopg.Connection) -> None:
+        """A schema-1 database gains the artifact tables (its events hold no references); a role
+        that may not create them reads it as it is."""
+        try:
+            with conn.transaction():  # a savepoint: a refusal leaves the enclosing transaction usable
+                conn.execute(ARTIFACT_TABLES_POSTGRES)
+                conn.execute("UPDATE engine_meta SET value=%s WHERE key='schema'", (str(SCHEMA_VERSION),))
+        except (pg_errors.InsufficientPrivilege, pg_errors.ReadOnlySqlTransaction):
+            pass
 
     def _fetch(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """A read-only query, retried on a new connection if the connection is lost."""
@@ -221,9 +242,10 @@ class PostgresEventStore:
                 if head_seq != expected_seq:
                     raise ConcurrencyError(
                         f"run {run_id}: expected to append after seq {expected_seq}, but the log is at {head_seq}")
-                envelopes, rows = seal(run_id, events, head_seq, prev_hash)
+                envelopes, rows, texts = seal(run_id, events, head_seq, prev_hash)
                 sealed[:] = envelopes
                 with conn.cursor() as cur:
+                    _insert_artifacts(cur, *stored_rows(texts))
                     cur.executemany(_INSERT_EVENT, rows)
                 last = envelopes[-1]
                 conn.execute("UPDATE runs SET head_seq=%s, head_hash=%s WHERE run_id=%s",
@@ -237,7 +259,29 @@ class PostgresEventStore:
                 raise DuplicateResultError(f"run {run_id}: an effect's result is already recorded") from None
             raise ConcurrencyError(f"run {run_id}: {exc}") from None
 
+    def artifact_reader(self) -> ArtifactReader:
+        return ArtifactReader(self._manifests, self._chunks)
+
+    def _manifests(self, digests: list[str]) -> dict[str, bytes]:
+        try:
+            rows = self._fetch("SELECT digest, chunks FROM artifacts WHERE digest = ANY(%s)", (digests,))
+        except pg_errors.UndefinedTable:  # a schema-1 database this role could not migrate
+            return {}
+        return {digest: bytes(chunks) for digest, chunks in rows}
+
+    def _chunks(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        rows = self._fetch("SELECT key, data FROM artifact_chunks WHERE key = ANY(%s)", (keys,))
+        return {bytes(key): bytes(data) for key, data in rows}
+
     def read(self, run_id: str, from_seq: int = 1) -> Generator[Envelope, None, None]:
+        """The run's envelopes with their artifacts resolved (whole payloads)."""
+        return self._read(run_id, from_seq, self.artifact_reader())
+
+    def read_sealed(self, run_id: str, from_seq: int = 1) -> Generator[Envelope, None, None]:
+        """The run's envelopes as sealed: payloads with artifact references (what the chain covers)."""
+        return self._read(run_id, from_seq, None)
+
+    def _read(self, run_id: str, from_seq: int, reader: ArtifactReader | None) -> Generator[Envelope, None, None]:
         self.get_run(run_id)
         next_seq = from_seq
         deadline: float | None = None
@@ -250,7 +294,7 @@ class PostgresEventStore:
                     size = 64  # growing chunks (store.sealing.envelopes_from_rows)
                     while rows := cur.fetchmany(size):
                         size = min(size * 4, 4096)
-                        for envelope in envelopes_from_rows(run_id, rows):
+                        for envelope in envelopes_from_rows(run_id, rows, reader):
                             next_seq = envelope.seq + 1
                             yield envelope
                 return
@@ -258,7 +302,12 @@ class PostgresEventStore:
                 deadline = self._db.recover(exc, deadline)  # then read on from the first event not yet yielded
 
     def verify_chain(self, run_id: str) -> ChainProblem | None:
-        return self._chain_problem(run_id, GENESIS)[0]
+        """The chain, then every artifact the run refers to against its digest."""
+        problem = self._chain_problem(run_id, GENESIS)[0]
+        if problem is not None:
+            return problem
+        rows = self._fetch("SELECT seq, payload FROM events WHERE run_id=%s ORDER BY seq", (run_id,))
+        return first_artifact_problem(rows, self.artifact_reader())
 
     def check_chain(self, run_id: str) -> ChainProblem | None:
         """The chain from the run's last verified head on (store.chain); an intact chain's new head
@@ -335,7 +384,7 @@ class PostgresEventStore:
     # --- export / import --------------------------------------------------------------------
 
     def export_jsonl(self, run_id: str, out: IO[str]) -> int:
-        return write_jsonl(run_id, self.read(run_id), out)
+        return write_jsonl(run_id, self.read_sealed(run_id), out, self.artifact_reader())
 
     def import_jsonl(self, source: IO[str], *, allow_partial: bool = False) -> str:
         return self.import_export(read_jsonl(source, allow_partial=allow_partial))
@@ -344,6 +393,7 @@ class PostgresEventStore:
         run = imported_run_row(contents)
         run_id, last = run[0], contents.envelopes[-1]
         rows = imported_rows(contents.envelopes)
+        artifacts, chunks = stored_rows(contents.artifacts)
 
         def insert(conn: psycopg.Connection, retried: bool) -> None:
             try:
@@ -352,6 +402,7 @@ class PostgresEventStore:
                         "INSERT INTO runs(run_id, created_at, strategy, task, status, head_seq, head_hash) "
                         "VALUES (%s,%s,%s,%s,%s,%s,%s)", run)
                     with conn.cursor() as cur:
+                        _insert_artifacts(cur, artifacts, chunks)
                         cur.executemany(_INSERT_EVENT, rows)
             except pg_errors.UniqueViolation:
                 head = conn.execute("SELECT head_seq, head_hash FROM runs WHERE run_id=%s", (run_id,)).fetchone()
@@ -369,3 +420,12 @@ class PostgresEventStore:
 
     def close(self) -> None:
         self._db.drop()
+
+
+def _insert_artifacts(cur: psycopg.Cursor, artifacts: list[ArtifactRow], chunks: list[ChunkRow]) -> None:
+    """Inside the caller's transaction: content-addressed, so a row already there is the same."""
+    if chunks:
+        cur.executemany("INSERT INTO artifact_chunks(key, data) VALUES (%s,%s) ON CONFLICT DO NOTHING", chunks)
+    if artifacts:
+        cur.executemany("INSERT INTO artifacts(digest, bytes, chunks) VALUES (%s,%s,%s) ON CONFLICT DO NOTHING",
+                        artifacts)

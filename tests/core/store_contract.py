@@ -25,7 +25,7 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import pytest
 
@@ -533,7 +533,7 @@ PROMPT_B = "Debug this script:\n" + SCRIPT + "\nIt failed."
 
 def _select(store: EventStore, query: str) -> list[tuple[Any, ...]]:
     """Rows of a query on the store's own connection (SQLite and PostgreSQL handles both have ``conn``)."""
-    conn: Any = getattr(store, "conn")
+    conn: Any = cast(Any, store).conn
     return list(conn.execute(query).fetchall())
 
 
