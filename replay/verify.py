@@ -12,6 +12,7 @@ without stranding a run recorded by the old one.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -80,7 +81,7 @@ def verify(log: Iterable[Envelope], make_react: Callable[[], React],
             new = produced[i] if i < len(produced) else None
             rec_d = decision_record(rec.scope, rec.type, current_payload(rec)) if rec else None
             new_d = decision_record(new.scope, new.event.type_name, new.event.payload()) if new else None
-            if rec_d != _normalise(new_d):
+            if not same_decision(rec_d, _normalise(new_d)):
                 seq = rec.seq if rec else (expected[-1].seq + 1 if expected else input_seq + 1)
                 return Divergence(seq=seq, expected=rec_d, actual=new_d, input_seq=input_seq)
         return None
@@ -114,6 +115,22 @@ def current_payload(env: Envelope) -> dict[str, Any]:
     if env.version == event_class(env.type).version:
         return env.payload
     return env.event().payload()
+
+
+def same_decision(recorded: Any, produced: Any) -> bool:
+    """Equal, where a recorded artifact reference (store/artifacts.py: ``{"$artifact":
+    "sha256:<hex>", "bytes": n}``, in a log read as sealed) stands for the produced string with
+    that digest. Stores resolve references when they read, so this is the exception."""
+    if recorded == produced:
+        return True
+    if isinstance(produced, str) and isinstance(recorded, dict) and set(recorded) == {"$artifact", "bytes"}:
+        digest = "sha256:" + hashlib.sha256(produced.encode("utf-8")).hexdigest()
+        return bool(recorded["$artifact"] == digest)
+    if isinstance(recorded, dict) and isinstance(produced, dict):
+        return recorded.keys() == produced.keys() and all(same_decision(recorded[k], produced[k]) for k in recorded)
+    if isinstance(recorded, list) and isinstance(produced, list):
+        return len(recorded) == len(produced) and all(map(same_decision, recorded, produced))
+    return False
 
 
 def _normalise(d: dict[str, Any] | None) -> dict[str, Any] | None:
