@@ -41,7 +41,10 @@ def run_and_grade(task: str, strategy: str, preset: str, seed: int, db: Path, ex
     if proc.returncode != 0:
         return {"error": (proc.stderr or proc.stdout).strip().splitlines()[-1:], "wall_s": wall}
     grade = engine("grade", run_id, "--json", db=db)
-    report = json.loads(grade.stdout) if grade.stdout.strip().startswith("{") else {}
+    if not grade.stdout.strip().startswith("{"):
+        return {"error": ["grade: " + ((grade.stderr or grade.stdout).strip().splitlines() or ["no output"])[-1]],
+                "wall_s": wall}
+    report = json.loads(grade.stdout)
     return {"test_score": report.get("score"), "valid": report.get("valid_submission"), "wall_s": wall}
 
 
