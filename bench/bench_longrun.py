@@ -1,0 +1,305 @@
+"""Benchmark: a simulated 24-hour run (issue 63), on SQLite and PostgreSQL, at 1 h, 6 h and 24 h.
+
+    python bench/bench_longrun.py [--smoke] [--out bench/results]
+
+(--smoke: a simulated 2-hour run measured at 30 min, 1 h and 2 h, exit 0 whatever the figures;
+the full size exits 1 when a target is missed)
+
+MLE-STAR and ``evolve`` are driven on the simulated clock of the time-plan property test
+(``tests.support.sim.simulate_clock``: every agent call and evaluation takes a time drawn per
+effect, a few far longer, an evaluation longer than its timeout is killed there) by the scripted
+worlds of the handler tests, whose answers are padded to a realistic size: every whole script an
+agent writes is 5-30 KB, every evaluation prints a few KB. The log is appended to each store one
+input and its decisions per transaction, as the driver commits, and a projection snapshot is
+written as the driver writes one (``engine.run.snapshots.save_at_boundary``). When the run's
+clock passes each point, the bench measures the store as it is then:
+
+* events and stored bytes (each run has a store of its own: the SQLite file, or the PostgreSQL
+  tables with their indexes and TOAST; "today" leaves out the snapshots table);
+* resume: in a fresh process, open the store, check the chain, read the log, fold it and rebuild
+  the handlers by feeding them every recorded input (``replay.verify``, what every resume does
+  before its first effect) — wall time and the process's peak RSS;
+* ``engine status``: in a fresh process, the fold from the last snapshot, against today's fold of
+  the whole log (the ratio);
+* the UI: ``engine ui`` started on the store; the runs list once the server is up, then the first
+  render of the run's page.
+
+Targets (issue 63): resume < 100 ms, status < 100 ms, run page < 1 s at every point. Results go to
+``bench/results/longrun-<date>.json`` and ``.md`` (not under --smoke).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.longrun_world import SimulatedRun, simulate_day  # noqa: E402
+
+TARGETS_S = {"resume": 0.1, "status": 0.1, "run_page": 1.0}
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "ENGINE_LOG_LEVEL": "WARNING"}
+# size -> (simulated time limit in s, the points measured in hours)
+SIZES: dict[str, tuple[int, tuple[float, ...]]] = {"full": (86_400, (1.0, 6.0, 24.0)),
+                                                   "smoke": (7_200, (0.5, 1.0, 2.0))}
+
+
+# --- the store, filled as the driver fills it -----------------------------------------------------
+
+
+def fill_until(store: Any, sim: SimulatedRun, upto_s: float, done: int) -> int:
+    """Append the run's batches whose input arrived by ``upto_s`` (from batch ``done`` on), each in
+    one transaction, writing snapshots as the driver does; the next batch's index."""
+    from engine.run.snapshots import save_at_boundary
+    from replay.state import PipelineState
+
+    state = sim.state if sim.state is not None else PipelineState()
+    while done < len(sim.batches) and sim.batches[done].at_s <= upto_s:
+        batch = sim.batches[done]
+        for env in store.append(sim.run_id, batch.events, expected_seq=state.last_seq):
+            state.apply(env)
+        save_at_boundary(store, sim.run_id, state, len(batch.events))
+        done += 1
+    sim.state = state
+    return done
+
+
+def stored_bytes(store: Any) -> tuple[int, int]:
+    """(the whole database, its snapshots table) in bytes."""
+    if hasattr(store.conn, "execute") and store.__class__.__name__.startswith("SQLite"):
+        conn = store.conn
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        total = conn.execute("PRAGMA page_count").fetchone()[0] * conn.execute("PRAGMA page_size").fetchone()[0]
+        snaps = conn.execute("SELECT name FROM sqlite_master WHERE name='snapshots'").fetchall()
+        part = conn.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name='snapshots'").fetchone()[0] \
+            if snaps and _has_dbstat(conn) else 0
+        return int(total), int(part)
+    row = store.conn.execute(  # every table of the engine's schema, with its indexes and TOAST
+        "SELECT COALESCE(SUM(pg_total_relation_size(format('%I.%I', table_schema, table_name))), 0), "
+        "COALESCE(SUM(pg_total_relation_size(format('%I.%I', table_schema, table_name))) "
+        "FILTER (WHERE table_name = 'snapshots'), 0) "
+        "FROM information_schema.tables WHERE table_schema = current_schema()").fetchone()
+    return int(row[0]), int(row[1])
+
+
+def _has_dbstat(conn: Any) -> bool:
+    try:
+        conn.execute("SELECT 1 FROM dbstat LIMIT 1")
+    except Exception:  # SQLite built without the dbstat table: the snapshots' JSON length instead
+        return False
+    return True
+
+
+# --- the measurements, each in a fresh process ------------------------------------------------------
+
+
+RESUME_CHILD = r"""
+import json, resource, sys, time
+db, run_id, strategy = sys.argv[1], sys.argv[2], sys.argv[3]
+t0 = time.perf_counter()
+from engine.run import lifecycle as runs
+from handlers.runtime import Runtime
+from replay.state import fold
+from replay.verify import verify
+if strategy == "mle-star":
+    from handlers.mlestar.pipeline import main
+else:
+    from handlers.evolution import main
+t_imports = time.perf_counter()
+store = runs.open_store(runs.DatabaseUrl(db) if db.startswith("postgres") else runs.Path(db), create=False)
+problem = store.check_chain(run_id)
+t_open = time.perf_counter()
+envelopes = list(store.read(run_id))
+t_read = time.perf_counter()
+state = fold(envelopes)
+t_fold = time.perf_counter()
+divergence, _ = verify(envelopes, lambda: Runtime(main))
+t_rebuild = time.perf_counter()
+assert problem is None and divergence is None, (problem, divergence)
+print(json.dumps({"resume_s": t_rebuild - t_imports, "open_s": t_open - t_imports, "read_s": t_read - t_open,
+                  "fold_s": t_fold - t_read, "rebuild_s": t_rebuild - t_fold, "events": state.events,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+STATUS_CHILD = r"""
+import json, sys, time
+db, run_id = sys.argv[1], sys.argv[2]
+from engine.run import lifecycle as runs
+from engine.run.snapshots import state_of
+from replay.state import fold
+store = runs.open_store(runs.DatabaseUrl(db) if db.startswith("postgres") else runs.Path(db), create=False)
+t = time.perf_counter(); snap = state_of(store, run_id).summary(); status_s = time.perf_counter() - t
+t = time.perf_counter(); whole = fold(store.read(run_id)).summary(); today_s = time.perf_counter() - t
+assert snap == whole
+print(json.dumps({"status_s": status_s, "status_today_s": today_s}))
+"""
+
+
+def child(code: str, *args: str) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, "-c", code, *args], env=ENV, cwd=REPO, capture_output=True, text=True,
+                          timeout=1800)
+    if proc.returncode != 0:
+        raise SystemExit(f"measurement failed:\n{proc.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def ui_times(db: str, run_id: str) -> dict[str, float]:
+    """The runs list once ``engine ui`` is up, and the first render of the run's page."""
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "ui", "--db", db, "--port", "0"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=ENV, cwd=REPO)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"serving (http://\S+)", line)
+        if found is None:
+            raise SystemExit(f"engine ui did not start: {line}{proc.stderr.read()[-2000:]}")
+        url = found.group(1)
+        t = time.perf_counter()
+        fetch(url)
+        runs_list = time.perf_counter() - t
+        t = time.perf_counter()
+        fetch(url + f"run/{run_id}")
+        return {"runs_list_s": runs_list, "run_page_s": time.perf_counter() - t}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def fetch(url: str) -> None:
+    with urllib.request.urlopen(url, timeout=600) as response:
+        response.read()
+
+
+def measure(db: str, store: Any, sim: SimulatedRun, strategy: str) -> dict[str, Any]:
+    total, snaps = stored_bytes(store)
+    snap_json = _snapshot_json(store, sim.run_id)
+    resume = child(RESUME_CHILD, db, sim.run_id, strategy)
+    status = child(STATUS_CHILD, db, sim.run_id)
+    return {"events": resume["events"], "stored_bytes": total, "snapshot_bytes": snaps or snap_json,
+            **resume, **status, **ui_times(db, sim.run_id)}
+
+
+def _snapshot_json(store: Any, run_id: str) -> int:
+    from store.snapshots import table_of
+
+    table = table_of(store)
+    return table.stored_bytes(run_id) if table is not None else 0
+
+
+# --- the run ------------------------------------------------------------------------------------------
+
+
+def bench_run(label: str, db: str, open_store: Callable[[], Any], strategy: str, sim: SimulatedRun,
+              points_h: tuple[float, ...]) -> list[dict[str, Any]]:
+    """One run in a store of its own (its bytes are its own), measured at each point."""
+    store = open_store()
+    sim.state = None
+    store.create_run(sim.run_id, strategy=strategy, task="sim-task")
+    rows, done = [], 0
+    for hours in points_h:
+        done = fill_until(store, sim, hours * 3600, done)
+        row = {"backend": label, "strategy": strategy, "hours": hours, **measure(db, store, sim, strategy)}
+        print(line_of(row), flush=True)
+        rows.append(row)
+    store.close()
+    return rows
+
+
+def line_of(row: dict[str, Any]) -> str:
+    today = row["stored_bytes"] - row["snapshot_bytes"]
+    return (f"{row['backend']:<10} {row['strategy']:<8} {row['hours']:>5.1f} h  events {row['events']:>6,}  "
+            f"stored {row['stored_bytes'] / 1e6:7.1f} MB (x{row['stored_bytes'] / max(today, 1):.2f} today)  "
+            f"resume {row['resume_s'] * 1000:7.0f} ms (rebuild {row['rebuild_s'] * 1000:.0f} ms, "
+            f"peak RSS {row['peak_rss_mb']:.0f} MB)  status {row['status_s'] * 1000:6.1f} ms "
+            f"(x{row['status_s'] / max(row['status_today_s'], 1e-9):.2f} today)  "
+            f"runs list {row['runs_list_s'] * 1000:6.0f} ms  run page {row['run_page_s'] * 1000:6.0f} ms")
+
+
+def markdown(rows: list[dict[str, Any]], command: str) -> str:
+    out = [f"# Simulated long run ({datetime.date.today()})", "", f"`{command}`", "",
+           "| store | strategy | at | events | stored MB | × today | resume ms | of it rebuild ms | peak RSS MB "
+           "| status ms | × today | runs list ms | run page ms |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        today = r["stored_bytes"] - r["snapshot_bytes"]
+        out.append(f"| {r['backend']} | {r['strategy']} | {r['hours']:g} h | {r['events']:,} | "
+                   f"{r['stored_bytes'] / 1e6:.1f} | {r['stored_bytes'] / max(today, 1):.2f} | "
+                   f"{r['resume_s'] * 1000:.0f} | {r['rebuild_s'] * 1000:.0f} | {r['peak_rss_mb']:.0f} | "
+                   f"{r['status_s'] * 1000:.1f} | {r['status_s'] / max(r['status_today_s'], 1e-9):.2f} | "
+                   f"{r['runs_list_s'] * 1000:.0f} | {r['run_page_s'] * 1000:.0f} |")
+    missed = [f"{r['backend']} {r['strategy']} {r['hours']:g} h {name}" for r in rows
+              for name, key in (("resume", "resume_s"), ("status", "status_s"), ("run_page", "run_page_s"))
+              if r[key] >= TARGETS_S[name]]
+    out += ["", "Targets: resume < 100 ms, status < 100 ms, run page < 1 s. "
+            + (f"Missed: {', '.join(missed)}." if missed else "All met.")]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    args = ap.parse_args(argv)
+    limit_s, points_h = SIZES["smoke" if args.smoke else "full"]
+    t0 = time.perf_counter()
+    sims = [(name, simulate_day(name, limit_s)) for name in ("mle-star", "evolve")]
+    print(f"simulated {limit_s / 3600:g} h in {time.perf_counter() - t0:.1f} s: "
+          + ", ".join(f"{name} {len(s.batches):,} commits" for name, s in sims), flush=True)
+    rows = run_both(sims, points_h)
+    if not args.smoke:
+        stem = args.out / f"longrun-{datetime.date.today()}"
+        stem.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+        stem.with_suffix(".md").write_text(markdown(rows, "python bench/bench_longrun.py"))
+        print(f"wrote {stem}.json and .md")
+    print(markdown(rows, "python bench/bench_longrun.py" + (" --smoke" if args.smoke else "")))
+    met = all(r[key] < TARGETS_S[name] for r in rows
+              for name, key in (("resume", "resume_s"), ("status", "status_s"), ("run_page", "run_page_s")))
+    return 0 if met or args.smoke else 1  # `make bench` fails on a missed target
+
+
+def run_both(sims: list[tuple[str, SimulatedRun]], points_h: tuple[float, ...]) -> list[dict[str, Any]]:
+    from store.pg_local import LocalPostgres
+    from store.postgres import PostgresEventStore
+    from store.sqlite import SQLiteEventStore
+
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for strategy, sim in sims:
+            db = Path(tmp) / f"{strategy}.db"
+            rows += bench_run("sqlite", str(db), functools.partial(SQLiteEventStore, db), strategy, sim, points_h)
+        with LocalPostgres() as server:
+            for strategy, sim in sims:
+                url = database_of(server.url, f"longrun_{strategy.replace('-', '_')}")
+                rows += bench_run("postgresql", url, functools.partial(PostgresEventStore, url), strategy, sim, points_h)
+    return rows
+
+
+def database_of(server_url: str, name: str) -> str:
+    """A new database on the bench's own server, and its URL."""
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return server_url.replace("@/postgres?", f"@/{name}?")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["main"]
