@@ -33,14 +33,8 @@ from psycopg import sql
 
 import events as _vocabulary  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
 from events.base import GENESIS_HASH, Envelope, NewEvent
-from store.artifacts import (
-    ARTIFACT_TABLES_POSTGRES,
-    ArtifactReader,
-    ArtifactRow,
-    ChunkRow,
-    first_artifact_problem,
-    stored_rows,
-)
+from store import pg_artifacts
+from store.artifacts import ArtifactReader, first_artifact_problem
 from store.base import (
     ChainProblem,
     ConcurrencyError,
@@ -73,7 +67,7 @@ CREATE TABLE events (run_id TEXT NOT NULL REFERENCES runs(run_id), seq BIGINT NO
 CREATE UNIQUE INDEX events_one_result ON events(run_id, result_of) WHERE result_of IS NOT NULL;
 CREATE TABLE leases (run_id TEXT PRIMARY KEY, token TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
                      expires_at DOUBLE PRECISION NOT NULL);
-""" + ARTIFACT_TABLES_POSTGRES
+""" + pg_artifacts.TABLES
 _INSERT_EVENT = ("INSERT INTO events(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
                  "prev_hash, hash, result_of) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
 _SERVER_EPOCH = "extract(epoch from clock_timestamp())::double precision"
@@ -159,7 +153,7 @@ class PostgresEventStore:
                 if not row or row[0] != APP_MARKER:
                     raise NotAnEngineDatabase(f"{self.label} has an engine_meta table that is not the engine's")
                 if "artifacts" not in tables:
-                    self._add_artifact_tables(conn)
+                    pg_artifacts.add_tables(conn, SCHEMA_VERSION)
                 return
             if tables & {"runs", "events", "leases"}:
                 raise NotAnEngineDatabase(
@@ -170,17 +164,6 @@ class PostgresEventStore:
             conn.execute(_SCHEMA)
             conn.execute("INSERT INTO engine_meta(key, value) VALUES ('app', %s), ('schema', %s)",
                          (APP_MARKER, str(SCHEMA_VERSION)))
-
-    @staticmethod
-    def _add_artifact_tables(conn: psycopg.Connection) -> None:
-        """A schema-1 database gains the artifact tables (its events hold no references); a role
-        that may not create them reads it as it is."""
-        try:
-            with conn.transaction():  # a savepoint: a refusal leaves the enclosing transaction usable
-                conn.execute(ARTIFACT_TABLES_POSTGRES)
-                conn.execute("UPDATE engine_meta SET value=%s WHERE key='schema'", (str(SCHEMA_VERSION),))
-        except (pg_errors.InsufficientPrivilege, pg_errors.ReadOnlySqlTransaction):
-            pass
 
     def _fetch(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """A read-only query, retried on a new connection if the connection is lost."""
@@ -245,7 +228,7 @@ class PostgresEventStore:
                 envelopes, rows, texts = seal(run_id, events, head_seq, prev_hash)
                 sealed[:] = envelopes
                 with conn.cursor() as cur:
-                    _insert_artifacts(cur, *stored_rows(texts))
+                    pg_artifacts.insert(cur, texts)
                     cur.executemany(_INSERT_EVENT, rows)
                 last = envelopes[-1]
                 conn.execute("UPDATE runs SET head_seq=%s, head_hash=%s WHERE run_id=%s",
@@ -260,18 +243,7 @@ class PostgresEventStore:
             raise ConcurrencyError(f"run {run_id}: {exc}") from None
 
     def artifact_reader(self) -> ArtifactReader:
-        return ArtifactReader(self._manifests, self._chunks)
-
-    def _manifests(self, digests: list[str]) -> dict[str, bytes]:
-        try:
-            rows = self._fetch("SELECT digest, chunks FROM artifacts WHERE digest = ANY(%s)", (digests,))
-        except pg_errors.UndefinedTable:  # a schema-1 database this role could not migrate
-            return {}
-        return {digest: bytes(chunks) for digest, chunks in rows}
-
-    def _chunks(self, keys: list[bytes]) -> dict[bytes, bytes]:
-        rows = self._fetch("SELECT key, data FROM artifact_chunks WHERE key = ANY(%s)", (keys,))
-        return {bytes(key): bytes(data) for key, data in rows}
+        return pg_artifacts.reader(self._fetch)
 
     def read(self, run_id: str, from_seq: int = 1) -> Generator[Envelope, None, None]:
         """The run's envelopes with their artifacts resolved (whole payloads)."""
@@ -393,7 +365,6 @@ class PostgresEventStore:
         run = imported_run_row(contents)
         run_id, last = run[0], contents.envelopes[-1]
         rows = imported_rows(contents.envelopes)
-        artifacts, chunks = stored_rows(contents.artifacts)
 
         def insert(conn: psycopg.Connection, retried: bool) -> None:
             try:
@@ -402,7 +373,7 @@ class PostgresEventStore:
                         "INSERT INTO runs(run_id, created_at, strategy, task, status, head_seq, head_hash) "
                         "VALUES (%s,%s,%s,%s,%s,%s,%s)", run)
                     with conn.cursor() as cur:
-                        _insert_artifacts(cur, artifacts, chunks)
+                        pg_artifacts.insert(cur, contents.artifacts)
                         cur.executemany(_INSERT_EVENT, rows)
             except pg_errors.UniqueViolation:
                 head = conn.execute("SELECT head_seq, head_hash FROM runs WHERE run_id=%s", (run_id,)).fetchone()
@@ -421,11 +392,3 @@ class PostgresEventStore:
     def close(self) -> None:
         self._db.drop()
 
-
-def _insert_artifacts(cur: psycopg.Cursor, artifacts: list[ArtifactRow], chunks: list[ChunkRow]) -> None:
-    """Inside the caller's transaction: content-addressed, so a row already there is the same."""
-    if chunks:
-        cur.executemany("INSERT INTO artifact_chunks(key, data) VALUES (%s,%s) ON CONFLICT DO NOTHING", chunks)
-    if artifacts:
-        cur.executemany("INSERT INTO artifacts(digest, bytes, chunks) VALUES (%s,%s,%s) ON CONFLICT DO NOTHING",
-                        artifacts)

@@ -10,15 +10,15 @@ from __future__ import annotations
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 import events as _vocabulary  # noqa: F401 - registers every event type (verify_chain and import look types up by name)
 from events.base import GENESIS_HASH, Envelope, NewEvent
-from store.artifacts import ARTIFACT_TABLES_SQLITE as _ARTIFACT_TABLES
-from store.artifacts import ArtifactReader, ArtifactRow, ChunkRow, first_artifact_problem, stored_rows
+from store import sqlite_artifacts
+from store.artifacts import ArtifactReader, first_artifact_problem
 from store.base import (
     ChainProblem,
     ConcurrencyError,
@@ -31,12 +31,13 @@ from store.base import (
     StorageTooNew,
     StoreError,
 )
-from store.chain import GENESIS, VERIFIED_HEAD_KEY, StoredRow, VerifiedHead, first_chain_problem
+from store.chain import GENESIS, VERIFIED_HEAD_KEY, VerifiedHead, first_chain_problem
 from store.jsonl import ExportContents, imported_rows, imported_run_row, read_jsonl, write_jsonl
 from store.leases import take_lease
 from store.sealing import envelopes_from_rows, seal
 from store.sealing import now_iso as _now_iso
 from store.sqlite_faults import on_read_only_fs, translate
+from store.sqlite_rows import NotUtf8, ReadUpTo, decoded
 
 SCHEMA_VERSION = 2  # 2: artifacts (store/artifacts.py); a schema-1 file gains their tables when opened
 APP_MARKER = "mle-engine-event-store"
@@ -121,7 +122,7 @@ class SQLiteEventStore:
                     raise NotAnEngineDatabase(f"{self.path} is not an engine database")
                 self._check_schema_version()
                 if "artifacts" not in tables:
-                    self._add_artifact_tables()
+                    sqlite_artifacts.add_tables(self.conn, SCHEMA_VERSION)
                 return
             self.conn.execute("BEGIN IMMEDIATE")
             if "engine_meta" in self._table_names():  # another process created it meanwhile
@@ -157,7 +158,7 @@ class SQLiteEventStore:
                 self.db.table("leases").create(
                     {"run_id": str, "token": str, "pid": int, "host": str, "expires_at": float}, pk="run_id"
                 )
-                self._create_artifact_tables()
+                sqlite_artifacts.create_tables(self.conn)
                 self.conn.execute("COMMIT")
             except BaseException:
                 self._rollback()
@@ -165,25 +166,6 @@ class SQLiteEventStore:
         except sqlite3.Error as exc:
             self._rollback()
             raise translate(exc, self.path) from None
-
-    def _create_artifact_tables(self) -> None:
-        for statement in _ARTIFACT_TABLES.split(";"):
-            if statement.strip():
-                self.conn.execute(statement)
-
-    def _add_artifact_tables(self) -> None:
-        """A schema-1 file gains the artifact tables (its events stay as they are: no references).
-        A file that cannot be written (read-only) is read as it is: it holds no artifacts."""
-        try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            if "artifacts" not in self._table_names():
-                self._create_artifact_tables()
-                self.conn.execute("UPDATE engine_meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
-            self.conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            self._rollback()
-            if "readonly" not in str(exc).replace(" ", "").lower():
-                raise
 
     def _check_schema_version(self) -> None:
         row = self.conn.execute("SELECT value FROM engine_meta WHERE key='schema'").fetchone()
@@ -248,7 +230,7 @@ class SQLiteEventStore:
                     f"run {run_id}: expected to append after seq {expected_seq}, but the log is at {head_seq}"
                 )
             envelopes, rows, texts = seal(run_id, events, head_seq, prev_hash)
-            self._insert_artifacts(*stored_rows(texts))
+            sqlite_artifacts.insert(self.conn, texts)
             self.conn.executemany(
                 "INSERT INTO events(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
                 "prev_hash, hash, result_of) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -270,30 +252,8 @@ class SQLiteEventStore:
             self._rollback()
             raise
 
-    def _insert_artifacts(self, artifacts: list[ArtifactRow], chunks: list[ChunkRow]) -> None:
-        """Inside the caller's transaction: content-addressed, so a row already there is the same."""
-        self.conn.executemany("INSERT OR IGNORE INTO artifact_chunks(key, data) VALUES (?,?)", chunks)
-        self.conn.executemany("INSERT OR IGNORE INTO artifacts(digest, bytes, chunks) VALUES (?,?,?)", artifacts)
-
     def artifact_reader(self) -> ArtifactReader:
-        return ArtifactReader(self._manifests, self._chunks)
-
-    def _manifests(self, digests: list[str]) -> dict[str, bytes]:
-        if "artifacts" not in self._table_names():
-            return {}
-        return dict(self._select_in("SELECT digest, chunks FROM artifacts WHERE digest IN ", digests))
-
-    def _chunks(self, keys: list[bytes]) -> dict[bytes, bytes]:
-        return {bytes(k): bytes(v) for k, v in self._select_in("SELECT key, data FROM artifact_chunks WHERE key IN ",
-                                                               keys)}
-
-    def _select_in(self, query: str, values: list) -> list[tuple]:
-        rows: list[tuple] = []
-        with self._faults():
-            for i in range(0, len(values), 500):  # SQLite bounds the number of parameters
-                part = values[i:i + 500]
-                rows += self.conn.execute(query + "(" + ",".join("?" * len(part)) + ")", part).fetchall()
-        return rows
+        return sqlite_artifacts.reader(self.conn, self._faults)
 
     def read(self, run_id: str, from_seq: int = 1) -> Generator[Envelope, None, None]:
         """The run's envelopes with their artifacts resolved (whole payloads)."""
@@ -357,7 +317,7 @@ class SQLiteEventStore:
             self.conn.execute("BEGIN")
             head_seq, head_hash = self.conn.execute("SELECT head_seq, head_hash FROM runs WHERE run_id=?",
                                                     (run_id,)).fetchone()
-        read = _ReadUpTo(start.seq)
+        read = ReadUpTo(start.seq)
         try:
             # Text columns are read as bytes and decoded here: a tampered byte may leave invalid UTF-8,
             # which sqlite3 would otherwise raise on while fetching (naming no seq).
@@ -366,8 +326,8 @@ class SQLiteEventStore:
                 "CAST(recorded_at AS BLOB), CAST(payload AS BLOB), CAST(prev_hash AS BLOB), CAST(hash AS BLOB), "
                 "CAST(result_of AS BLOB) FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
                 (run_id, max(start.seq, 1)))
-            problem = first_chain_problem(run_id, _decoded(read), head_seq, head_hash, start)
-        except _NotUtf8 as bad:
+            problem = first_chain_problem(run_id, decoded(read), head_seq, head_hash, start)
+        except NotUtf8 as bad:
             problem = ChainProblem(bad.seq, "a stored text column is not valid UTF-8")
         except sqlite3.Error as exc:
             error = translate(exc, self.path, run_id)
@@ -421,7 +381,7 @@ class SQLiteEventStore:
                     raise RunExists(f"run {run[0]} already exists in {self.path}")
                 self.conn.execute("INSERT INTO runs(run_id, created_at, strategy, task, status, head_seq, head_hash) "
                                   "VALUES (?,?,?,?,?,?,?)", run)
-                self._insert_artifacts(*stored_rows(contents.artifacts))
+                sqlite_artifacts.insert(self.conn, contents.artifacts)
                 self.conn.executemany(
                     "INSERT INTO events(run_id, seq, type, version, scope, causation_seq, recorded_at, payload, "
                     "prev_hash, hash, result_of) VALUES (?,?,?,?,?,?,?,?,?,?,?)", imported_rows(contents.envelopes))
@@ -433,32 +393,3 @@ class SQLiteEventStore:
 
     def close(self) -> None:
         self.conn.close()
-
-
-class _ReadUpTo:
-    """A cursor's rows, remembering the last seq read (where a damaged file stopped reading)."""
-
-    def __init__(self, last_seq: int = 0) -> None:
-        self.cur: sqlite3.Cursor | None = None
-        self.last_seq = last_seq
-
-    def __iter__(self) -> Iterator[tuple]:
-        assert self.cur is not None, "the query runs before the rows are read"
-        for row in self.cur:
-            self.last_seq = row[0]
-            yield row
-
-
-class _NotUtf8(Exception):
-    def __init__(self, seq: int) -> None:
-        self.seq = seq
-
-
-def _decoded(rows: Iterable[tuple]) -> Iterator[StoredRow]:
-    for seq, typ, version, scope, cause, recorded_at, *texts in rows:
-        try:
-            typ, scope, recorded_at, *texts = (None if b is None else bytes(b).decode("utf-8")
-                                               for b in (typ, scope, recorded_at, *texts))
-        except UnicodeDecodeError:
-            raise _NotUtf8(seq) from None
-        yield (seq, typ, version, scope, cause, recorded_at, *texts)
