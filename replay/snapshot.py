@@ -7,6 +7,15 @@ the events after it. The store keeps snapshots beside the events (``store/snapsh
 hands one back only while the event it names still carries the recorded hash, so a log altered
 under a snapshot is folded from its first event again (and its chain check then names the change).
 
+A snapshot keeps everything a run's standing is shown from (``summary()``, the runs list) and all
+the fold needs to go on, but not the bulk a day-long run piles up: a finished effect's request
+keeps only its short values (its prompt, its script are left out: no later event of the fold reads
+them), and a solution its lineage and score but not its script or detail. A state restored from a
+snapshot therefore serves the views of a run's standing and the fold of what follows; whatever
+shows a prompt or a script (the run page, the solution page, the report) reads the log itself.
+Without that, each snapshot would be as large as the log, and one every N events would write the
+log over again N events at a time.
+
 A snapshot is plain JSON, never pickle: whoever can write the database must not be able to run
 code in a process that reads it. ``FORMAT`` changes whenever the state's fields change; a snapshot
 of another format is not used (the fold starts over), so an upgrade never reads a stale shape.
@@ -25,6 +34,7 @@ from replay.meter import SpendMeter
 from replay.state import EvaluationPoint, PendingEffect, PipelineState, SolutionNode, fold
 
 FORMAT = 1
+SHORT = 200  # the longest string a finished request keeps in a snapshot (ids, purposes, agent names)
 
 # Fields that are not plain JSON values, rebuilt by _decode; the rest are copied as they are.
 _NESTED = {"spend", "best", "pending", "requests", "results", "solutions", "evaluations"}
@@ -90,11 +100,19 @@ def _encode(state: PipelineState) -> dict[str, Any]:
     out["spend"] = asdict(state.spend)
     out["best"] = asdict(state.best)
     out["pending"] = [asdict(p) for p in state.pending.values()]
-    out["requests"] = [asdict(p) for p in state.requests.values()]
+    out["requests"] = [asdict(p) if p.effect_id in state.pending else {**asdict(p), "payload": _short(p.payload)}
+                       for p in state.requests.values()]
     out["results"] = sorted(state.results)
-    out["solutions"] = [asdict(n) for n in state.solutions.values()]
+    out["solutions"] = [{**asdict(n), "content": "", "detail": {}} for n in state.solutions.values()]
     out["evaluations"] = [asdict(e) for e in state.evaluations]
     return out
+
+
+def _short(payload: dict[str, Any]) -> dict[str, Any]:
+    """A finished request's values the fold and the views may still read (its purpose, solution,
+    agent, times): numbers, flags and strings up to ``SHORT`` characters."""
+    return {k: v for k, v in payload.items()
+            if v is None or isinstance(v, (bool, int, float)) or (isinstance(v, str) and len(v) <= SHORT)}
 
 
 def _decode(data: dict[str, Any]) -> PipelineState:
