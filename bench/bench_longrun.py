@@ -108,8 +108,17 @@ def _has_dbstat(conn: Any) -> bool:
 
 
 RESUME_CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 db, run_id, strategy = sys.argv[1], sys.argv[2], sys.argv[3]
+
+def peak_rss_mb():
+    # VmHWM, this process's own high-water mark (getrusage's ru_maxrss survives exec: it would
+    # report the bench's own memory when that was larger)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
 t0 = time.perf_counter()
 from engine.run import lifecycle as runs
 from handlers.runtime import Runtime
@@ -132,7 +141,7 @@ t_rebuild = time.perf_counter()
 assert problem is None and divergence is None, (problem, divergence)
 print(json.dumps({"resume_s": t_rebuild - t_imports, "open_s": t_open - t_imports, "read_s": t_read - t_open,
                   "fold_s": t_fold - t_read, "rebuild_s": t_rebuild - t_fold, "events": state.events,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mb": peak_rss_mb()}))
 """
 
 STATUS_CHILD = r"""
