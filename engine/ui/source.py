@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from events.base import Envelope
+from store import sqlite_artifacts
 from store.base import NotAnEngineDatabase, RunNotFound, StoreError
 from store.sealing import envelopes_from_rows
 from store.snapshots import StoredSnapshot, postgres_table, sqlite_table
@@ -135,8 +136,9 @@ class SQLiteSource:
             assert self._conn is not None  # the run was found through it
             cur = self._conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
                                      (run_id, from_seq))
+            artifacts = sqlite_artifacts.reader(self._conn, lambda: _sqlite_errors(self.label))
             while rows := cur.fetchmany(_CHUNK):
-                out.extend(envelopes_from_rows(run_id, rows))
+                out.extend(envelopes_from_rows(run_id, rows, artifacts))
         return out
 
     def snapshot(self, run_id: str, format: int) -> StoredSnapshot | None:
@@ -224,12 +226,15 @@ class PostgresSource:
             raise RunNotFound(f"no run {run_id!r} in {self.label}")
 
         def fetch(conn: Any) -> list[Envelope]:
+            from store import pg_artifacts  # psycopg is an optional extra
+
             out: list[Envelope] = []
+            artifacts = pg_artifacts.reader(lambda query, params: conn.execute(query, params).fetchall())
             with conn.cursor() as cur:
                 cur.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE run_id=%s AND seq>=%s ORDER BY seq",
                             (run_id, from_seq))
                 while rows := cur.fetchmany(_CHUNK):
-                    out.extend(envelopes_from_rows(run_id, [(r[0], int(r[1]), *r[2:]) for r in rows]))
+                    out.extend(envelopes_from_rows(run_id, [(r[0], int(r[1]), *r[2:]) for r in rows], artifacts))
             return out
 
         with self._lock:

@@ -128,3 +128,20 @@ def test_a_format_1_export_still_replays_and_imports(tmp_path: Path) -> None:
     end = json.loads(out.getvalue().splitlines()[-1])["export_end"]
     assert end["format"] == 2 and end["artifacts"] == 0  # imported rows keep their inline strings
     assert store.verify_chain(run) is None
+
+
+def test_the_ui_reads_artifacts_whole_and_finds_the_chain_intact(tmp_path: Path) -> None:
+    """The UI reads rows through its own read-only connection (engine/ui/source.py)."""
+    from engine.ui.source import SQLiteSource
+    from store.chain import envelopes_problem
+
+    store, run, _ = _recorded_again(tmp_path / "e.db")
+    source = SQLiteSource(tmp_path / "e.db")
+    try:
+        shown = source.read(run)
+        assert shown == list(store.read(run))
+        assert envelopes_problem(shown) is None
+        assert envelopes_problem(source.read(run, from_seq=1)[:5]) is None
+    finally:
+        source.close()
+        store.close()
