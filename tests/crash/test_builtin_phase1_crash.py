@@ -1,8 +1,8 @@
 """Crash-exactness with the real builtin agent on a sampled Phase 1 run (issue "Replay-based
 regression suite", item 7; issue Phase 1 "Must show": SIGKILL after any event of a Phase 1 run
-with the builtin agent — sampled here). Strategy ``handlers.mlestar.phase1:phase1_only`` on iris: each
-kill point starts a fresh run with the failpoint, resumes it to the end (one plan is killed twice)
-and compares the RunCompleted result and every decision with an uninterrupted run of the same
+with the builtin agent — sampled here). Strategy ``handlers.mlestar.phase1:phase1_only`` on iris: the
+kill points are failpoints of two plans, each resumed after every kill and at last to the end,
+then its RunCompleted result and every decision compared with an uninterrupted run of the same
 seed; no agent call or evaluation whose result was recorded may run again.
 """
 
@@ -25,5 +25,8 @@ def test_builtin_phase1_sigkill_at_sampled_events(tmp_path: Path) -> None:
     assert reference[-1].type == "RunCompleted"
     points = sample_points(reference, {"phase1": 3}, seed=11)["phase1"]
     evals = [e.seq for e in reference if e.type == "EvaluationCompleted"]
-    plans = [[k] for k in points] + [[evals[0], evals[-1]]]  # right after a result, and killed twice
+    # Every kill is resumed; the sampled points share one plan (killed three times), the other
+    # plan is killed right after a result, twice: two plans side by side instead of four whole
+    # runs in two rounds, with the same kill points.
+    plans = [points, [evals[0], evals[-1]]]
     run_plans(PHASE1, plans, reference, root, tmp_path)

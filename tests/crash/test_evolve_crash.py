@@ -1,7 +1,7 @@
 """Crash-exactness of the evolutionary strategy with the builtin agent (issue "Replay-based
 regression suite", item 7: SIGKILL at random events in both phases, resume → the same final
-journal). Seeded random kill points in the draft phase and in the evolve phase (and one plan
-killed in both), each resumed to the end and compared with an uninterrupted run of the same seed.
+journal). Seeded random kill points in the draft phase and in the evolve phase, one plan killed
+in both and resumed after each kill to the end, compared with an uninterrupted run of the same seed.
 """
 
 from __future__ import annotations
@@ -29,5 +29,7 @@ def test_evolution_sigkill_in_both_phases(tmp_path: Path) -> None:
     draft = rng.choice([e.seq for e in reference if e.scope == "evolve" and 1 < e.seq < switch])
     evolve = rng.choice([e.seq for e in reference if e.scope == "evolve" and switch < e.seq < end])
     assert any(e.type == "EvoOperatorDrawn" and e.payload["operator"] != "draft" for e in reference)
-    plans = [[draft], [evolve], [draft, evolve]]
-    run_plans(EVOLVE, plans, reference, root, tmp_path)
+    # One plan killed in both phases: each kill is resumed, as a plan of its own would resume it,
+    # and the second kill lands in a resumed process (plans [draft] and [evolve] added no kill
+    # point, only two more whole runs).
+    run_plans(EVOLVE, [[draft, evolve]], reference, root, tmp_path)
