@@ -49,12 +49,21 @@ def _features(data: dict[str, Any]) -> str:
     return lines(*(body("features", feature) for feature in data.get("features", [])))
 
 
+def _text(data: dict[str, Any]) -> str:
+    """The free-text columns' stacked predictions (``text_features.py``), when the gene reads them."""
+    text = data.get("text")
+    if not text:
+        return ""
+    return block("text_features", TEXT_MODEL=quoted(text["model"]), TEXT_NGRAMS=quoted(text["ngrams"]),
+                 TEXT_VOCABULARY=str(int(text["vocabulary"])))
+
+
 def render_data(spec: dict[str, Any], *, indent: str = "") -> str:
     data = spec["data"]
     gene = {k: v for k, v in data.items() if k != "subsample"}
     subsample = render_subsample_block(int(data["subsample"])) if data.get("subsample") else ""
     code = insert(block("data", MANY_CLASSES=str(MANY_CLASSES), VAL_SIZE=str(float(data.get("val_size", 0.2)))),
-                  tables=_tables(data), subsample=subsample, features=_features(data))
+                  tables=_tables(data), subsample=subsample, features=_features(data), free_text=_text(data))
     prep = block("preprocessor", NATIVE_MISSING_FAMILIES=repr(NATIVE_MISSING_FAMILIES), PREP=py_repr(data["prep"]))
     text = lines(f"# builtin-gene: {dumps(gene)}", code, prep)
     return "\n".join(indent + line if line else line for line in text.split("\n"))

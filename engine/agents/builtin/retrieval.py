@@ -9,6 +9,7 @@ from engine.agents.builtin.catalog import FAMILIES, estimator_class, example_cod
 from engine.agents.builtin.render import new_spec, render_solution
 from engine.agents.builtin.search_rows import search_rows
 from engine.agents.builtin.spec import clone
+from engine.agents.builtin.text_task import text_features, with_text
 
 
 def retriever(call: Call) -> Reply:
@@ -19,8 +20,10 @@ def retriever(call: Call) -> Reply:
     except (TypeError, ValueError):
         count = call.ctx.config.num_retrieved_models
     keys = retrieval_order(call.kind, call.classes)[:count]
+    # On free text every model reads the text through TF-IDF and a linear model's stacked predictions.
+    on_text = " on TF-IDF text predictions" if text_features(call.ctx.task_dir) else ""
     models = [
-        {"model_name": f"{FAMILIES[k].title} ({estimator_class(FAMILIES[k], call.kind)})",
+        {"model_name": f"{FAMILIES[k].title} ({estimator_class(FAMILIES[k], call.kind)}){on_text}",
          "example_code": example_code(FAMILIES[k], call.kind)}
         for k in keys
     ]
@@ -34,7 +37,8 @@ def initial_spec(call: Call, model_name: str) -> dict:
         raise CannotAnswer(
             f"builtin init: no scikit-learn family matches the model {model_name!r}; "
             f"known families: {', '.join(FAMILIES)}")
-    return new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), family)
+    spec = new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), family)
+    return with_text(spec, call.ctx.task_dir)
 
 
 def init(call: Call) -> Reply:

@@ -4,7 +4,8 @@ The target is the one submission column train.csv also has; otherwise the sample
 for one probability column per class and the target is the train column test.csv lacks. At
 ``# insert tables`` go the extra labelled rows and side tables the gene names
 (``extra_train.py``, ``side_table.py``), at ``# insert subsample`` the search's row cap
-(``subsample.py``), at ``# insert features`` the gene's features (``features.py``).
+(``subsample.py``), at ``# insert features`` the gene's features (``features.py``), at ``# insert free_text`` the
+free-text columns' stacked predictions when the gene reads them (``text_features.py``).
 """
 
 # mypy: allow-untyped-defs
@@ -77,6 +78,7 @@ if TASK_KIND == "classification":
 else:
     y = train_df[TARGET].to_numpy(dtype=float)
     stratify = None
+# insert free_text
 VAL_SIZE = 0.2
 X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=VAL_SIZE, random_state=SEED,
                                             stratify=stratify)

@@ -58,6 +58,7 @@ FEATURES: list[str]
 BASE_NUM: list[str]
 DATE_PATTERN: str
 DATE_COLS: list[str]
+text_columns: Callable[[Callable[[pd.Series], bool]], list[str]]
 NAME_COLS: list[str]
 X: pd.DataFrame
 X_test: pd.DataFrame
@@ -65,6 +66,7 @@ NUM_COLS: list[str]
 CAT_COLS: list[str]
 y: Any
 CLASSES: Any
+stratify: Any
 X_tr: pd.DataFrame
 X_val: pd.DataFrame
 y_tr: Any

@@ -1,0 +1,149 @@
+"""The DATA gene, part 1b (tasks with free-text columns only): TF-IDF and linear models, stacked.
+
+Goes in at ``data.py``'s ``# insert free_text`` when the gene has a ``text`` setting (the agent gives one
+to a task whose files hold a free-text column, ``engine/agents/builtin/text_task.py``). Each text
+column is read as word (1-2) and character (2-5) n-gram TF-IDF, sublinear, its vocabulary bounded
+by the rows and the time left. A linear model (logistic, ridge or linear SVM, the last two with
+calibrated probabilities) learns from it; its out-of-fold predictions replace the text columns as
+numeric ``fe_text_*`` columns, so the tabular learner stacks them with the table's other columns
+(on a table of text alone, it reads the linear model's predictions). ``TEXT_MODEL = "auto"`` picks
+the linear model whose out-of-fold predictions score best on the task's metric.
+
+Nothing of an evaluation's working directory outlives it (each evaluation gets a fresh one), so
+the extraction is cached only inside a script: an ablation study's variants share it.
+"""
+
+# mypy: allow-untyped-defs
+# Scripts carry no annotations: their empty collections are filled further down.
+# mypy: disable-error-code="var-annotated"
+
+from engine.agents.builtin.script_blocks.names import (
+    CAT_COLS,
+    DATE_COLS,
+    GREATER_IS_BETTER,
+    NUM_COLS,
+    SEED,
+    TASK_KIND,
+    KFold,
+    LogisticRegression,
+    Ridge,
+    StratifiedKFold,
+    X,
+    X_test,
+    clone,
+    cross_val_predict,
+    np,
+    os,
+    pd,
+    score_predictions,
+    stratify,
+    test_df,
+    text_columns,
+    time,
+    train_df,
+    y,
+)
+
+# --- script ---
+TEXT_MODEL = "auto"  # logistic, ridge or svm; auto: the one whose out-of-fold predictions score best
+TEXT_NGRAMS = "word+char"  # word, char or word+char
+TEXT_VOCABULARY = 30000  # at most this many n-grams of each kind, fewer on few rows or little time
+# Free text as engine/tasks/columns.py reads it: long on average and mostly distinct.
+TEXT_COLS = [c for c in text_columns(lambda seen: seen.str.len().mean() >= 30 and seen.nunique() >= 0.5 * len(seen))
+             if c not in DATE_COLS]
+
+
+def text_vocabulary(rows):
+    """Ten n-grams a row at most, and a quarter as many when under a minute of the run is left:
+    the vectorizers and the linear fits cost in proportion to the columns they make."""
+    left = float(os.environ.get("ENGINE_EVAL_DEADLINE", "inf")) - time.time()
+    return max(2000, min(TEXT_VOCABULARY, 10 * rows) // (4 if left < 60 else 1))
+
+
+def text_matrix(train_text, test_text):
+    """Word and character TF-IDF of train and test rows, fitted on both: no label is read."""
+    from scipy.sparse import hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vocabulary = text_vocabulary(len(train_text))
+    settings = []
+    if "word" in TEXT_NGRAMS:
+        settings.append({"analyzer": "word", "ngram_range": (1, 2), "token_pattern": r"(?u)\b\w+\b"})
+    if "char" in TEXT_NGRAMS:
+        settings.append({"analyzer": "char_wb", "ngram_range": (2, 5)})
+    both = pd.concat([train_text, test_text]).fillna("").astype(str).str.lower()
+    parts = [TfidfVectorizer(sublinear_tf=True, min_df=2, max_features=vocabulary, dtype=np.float32,
+                             **setting).fit_transform(both) for setting in settings]
+    matrix = hstack(parts).tocsr()
+    return matrix[:len(train_text)], matrix[len(train_text):]
+
+
+def text_model(name):
+    """The linear model ``name`` names, unfitted; on regression the SVM is a linear SVR and
+    logistic regression (which has no regression form) is ridge."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.linear_model import RidgeClassifier
+    from sklearn.svm import LinearSVC, LinearSVR
+
+    if TASK_KIND != "classification":
+        return LinearSVR(C=0.3, dual="auto", random_state=SEED, max_iter=3000) if name == "svm" else Ridge(alpha=1.0)
+    if name == "logistic":
+        return LogisticRegression(C=8.0, max_iter=500)
+    # Margins are not probabilities: three-fold isotonic-free (sigmoid) calibration makes them so.
+    margin = LinearSVC(C=0.3, dual="auto", random_state=SEED) if name == "svm" else RidgeClassifier(alpha=1.0)
+    return CalibratedClassifierCV(margin, cv=3, method="sigmoid")
+
+
+def text_candidates():
+    """The linear models to weigh: the one the gene names, or all that fit the task. Calibration
+    folds need three rows of every class in each training fold."""
+    if TEXT_MODEL != "auto":
+        return [TEXT_MODEL]
+    if TASK_KIND != "classification":
+        return ["ridge", "svm"]
+    return ["svm", "logistic", "ridge"] if np.bincount(y).min() >= 20 else ["logistic"]
+
+
+def text_predictions(train_matrix, test_matrix):
+    """(out-of-fold train predictions, test predictions, model name) of the best candidate."""
+    classes = TASK_KIND == "classification"
+    folds = (StratifiedKFold if stratify is not None else KFold)(5, shuffle=True, random_state=SEED)
+    method = "predict_proba" if classes else "predict"
+    tried = []
+    for name in text_candidates():
+        oof = cross_val_predict(text_model(name), train_matrix, y, cv=folds, method=method)
+        score = score_predictions(y, oof)
+        tried.append((score if GREATER_IS_BETTER else -score, -len(tried), name, oof))
+    _, _, name, oof = max(tried, key=lambda found: found[:2])  # a tie goes to the first tried
+    fitted = clone(text_model(name)).fit(train_matrix, y)
+    test = fitted.predict_proba(test_matrix) if classes else fitted.predict(test_matrix)
+    return oof, test, name
+
+
+def text_columns_stacked(train_text, test_text):
+    """The out-of-fold predictions as columns, computed once per script for the same rows and
+    settings (an ablation study renders this gene once per variant)."""
+    cache = globals().setdefault("TEXT_CACHE", {})
+    key = (TEXT_MODEL, TEXT_NGRAMS, TEXT_VOCABULARY, int(pd.util.hash_pandas_object(train_text).sum()),
+           int(pd.util.hash_pandas_object(test_text).sum()), hash(np.asarray(y).tobytes()))
+    if key not in cache:
+        oof, test, name = text_predictions(*text_matrix(train_text, test_text))
+        oof, test = np.asarray(oof, dtype=float), np.asarray(test, dtype=float)
+        if oof.ndim == 1:
+            oof, test = oof[:, None], test[:, None]
+        elif oof.shape[1] == 2:
+            oof, test = oof[:, 1:], test[:, 1:]  # binary: one class's probability says it all
+        names = [f"fe_text_{i}" for i in range(oof.shape[1])]
+        cache[key] = (pd.DataFrame(oof, columns=names), pd.DataFrame(test, columns=names), name)
+        print(f"Text features: {', '.join(TEXT_COLS)} -> {name} on TF-IDF ({TEXT_NGRAMS})")
+    return cache[key]
+
+
+if TEXT_COLS:
+    text_train = train_df[TEXT_COLS].fillna("").astype(str).agg(" | ".join, axis=1)
+    text_test = test_df[TEXT_COLS].fillna("").astype(str).agg(" | ".join, axis=1)
+    text_oof, text_test_pred, _ = text_columns_stacked(text_train, text_test)
+    X = pd.concat([X.drop(columns=TEXT_COLS).reset_index(drop=True), text_oof], axis=1)
+    X_test = pd.concat([X_test.drop(columns=TEXT_COLS).reset_index(drop=True), text_test_pred], axis=1)
+    NUM_COLS = [c for c in X.columns if c in NUM_COLS or str(c).startswith("fe_")]
+    CAT_COLS = [c for c in CAT_COLS if c not in TEXT_COLS]
