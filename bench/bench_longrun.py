@@ -15,7 +15,8 @@ written as the driver writes one (``engine.run.snapshots.save_at_boundary``). Wh
 clock passes each point, the bench measures the store as it is then:
 
 * events and stored bytes (each run has a store of its own: the SQLite file, or the PostgreSQL
-  tables with their indexes and TOAST; "today" leaves out the snapshots table);
+  tables with their indexes and TOAST), against the same run appended to a second store in the
+  format before artifacts (every payload whole in its row) and without snapshots;
 * resume: in a fresh process, open the store, check the chain, read the log, fold it and rebuild
   the handlers by feeding them every recorded input (``replay.verify``, what every resume does
   before its first effect) — wall time and the process's peak RSS;
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import functools
 import json
 import os
 import re
@@ -41,7 +41,9 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +51,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.longrun_world import SimulatedRun, simulate_day  # noqa: E402
+from bench.longrun_world import Batch, SimulatedRun, simulate_day  # noqa: E402
+from replay.state import PipelineState  # noqa: E402
 
 TARGETS_S = {"resume": 0.1, "status": 0.1, "run_page": 1.0}
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "ENGINE_LOG_LEVEL": "WARNING"}
@@ -61,21 +64,42 @@ SIZES: dict[str, tuple[int, tuple[float, ...]]] = {"full": (86_400, (1.0, 6.0, 2
 # --- the store, filled as the driver fills it -----------------------------------------------------
 
 
-def fill_until(store: Any, sim: SimulatedRun, upto_s: float, done: int) -> int:
-    """Append the run's batches whose input arrived by ``upto_s`` (from batch ``done`` on), each in
-    one transaction, writing snapshots as the driver does; the next batch's index."""
-    from engine.run.snapshots import save_at_boundary
-    from replay.state import PipelineState
+@dataclass
+class Filling:
+    """A run appended to one store as the driver appends it: one transaction per batch, and (in
+    today's build) a snapshot as a commit crosses every ``SNAPSHOT_EVERY`` events."""
 
-    state = sim.state if sim.state is not None else PipelineState()
-    while done < len(sim.batches) and sim.batches[done].at_s <= upto_s:
-        batch = sim.batches[done]
-        for env in store.append(sim.run_id, batch.events, expected_seq=state.last_seq):
-            state.apply(env)
-        save_at_boundary(store, sim.run_id, state, len(batch.events))
-        done += 1
-    sim.state = state
-    return done
+    store: Any
+    run_id: str
+    snapshots: bool = True
+    state: PipelineState = field(default_factory=PipelineState)
+    done: int = 0
+
+    def until(self, batches: list[Batch], upto_s: float) -> None:
+        """Append the batches whose input arrived by ``upto_s``."""
+        from engine.run.snapshots import save_at_boundary
+
+        while self.done < len(batches) and batches[self.done].at_s <= upto_s:
+            batch = batches[self.done]
+            for env in self.store.append(self.run_id, batch.events, expected_seq=self.state.last_seq):
+                self.state.apply(env)
+            if self.snapshots:
+                save_at_boundary(self.store, self.run_id, self.state, len(batch.events))
+            self.done += 1
+
+
+@contextmanager
+def inline_payloads() -> Iterator[None]:
+    """The format before artifacts: every string of a payload whole in its event's row
+    (store/artifacts.py externalises none longer than MIN_BYTES, which is raised out of reach)."""
+    import store.artifacts as artifacts
+
+    saved = artifacts.MIN_BYTES
+    artifacts.MIN_BYTES = sys.maxsize
+    try:
+        yield
+    finally:
+        artifacts.MIN_BYTES = saved
 
 
 def stored_bytes(store: Any) -> tuple[int, int]:
@@ -213,26 +237,33 @@ def _snapshot_json(store: Any, run_id: str) -> int:
 # --- the run ------------------------------------------------------------------------------------------
 
 
-def bench_run(label: str, db: str, open_store: Callable[[], Any], strategy: str, sim: SimulatedRun,
-              points_h: tuple[float, ...]) -> list[dict[str, Any]]:
-    """One run in a store of its own (its bytes are its own), measured at each point."""
-    store = open_store()
-    sim.state = None
-    store.create_run(sim.run_id, strategy=strategy, task="sim-task")
-    rows, done = [], 0
+def bench_run(label: str, dbs: tuple[str, str], open_store: Callable[[str], Any], strategy: str,
+              sim: SimulatedRun, points_h: tuple[float, ...]) -> list[dict[str, Any]]:
+    """One run in a store of its own (its bytes are its own), measured at each point; the same run
+    in a second store in the format before artifacts and snapshots, for its size."""
+    db, before_db = dbs
+    now, before = Filling(open_store(db), sim.run_id), Filling(open_store(before_db), sim.run_id, snapshots=False)
+    with inline_payloads():
+        before.store.create_run(sim.run_id, strategy=strategy, task="sim-task")
+    now.store.create_run(sim.run_id, strategy=strategy, task="sim-task")
+    rows = []
     for hours in points_h:
-        done = fill_until(store, sim, hours * 3600, done)
-        row = {"backend": label, "strategy": strategy, "hours": hours, **measure(db, store, sim, strategy)}
+        now.until(sim.batches, hours * 3600)
+        with inline_payloads():
+            before.until(sim.batches, hours * 3600)
+        row = {"backend": label, "strategy": strategy, "hours": hours, "stored_bytes_before": stored_bytes(before.store)[0],
+               **measure(db, now.store, sim, strategy)}
         print(line_of(row), flush=True)
         rows.append(row)
-    store.close()
+    now.store.close()
+    before.store.close()
     return rows
 
 
 def line_of(row: dict[str, Any]) -> str:
-    today = row["stored_bytes"] - row["snapshot_bytes"]
     return (f"{row['backend']:<10} {row['strategy']:<8} {row['hours']:>5.1f} h  events {row['events']:>6,}  "
-            f"stored {row['stored_bytes'] / 1e6:7.1f} MB (x{row['stored_bytes'] / max(today, 1):.2f} today)  "
+            f"stored {row['stored_bytes'] / 1e6:7.1f} MB (x{row['stored_bytes'] / row['stored_bytes_before']:.3f} "
+            f"of {row['stored_bytes_before'] / 1e6:.1f} MB before artifacts; snapshots {row['snapshot_bytes'] / 1e3:.0f} KB)  "
             f"resume {row['resume_s'] * 1000:7.0f} ms (rebuild {row['rebuild_s'] * 1000:.0f} ms, "
             f"peak RSS {row['peak_rss_mb']:.0f} MB)  status {row['status_s'] * 1000:6.1f} ms "
             f"(x{row['status_s'] / max(row['status_today_s'], 1e-9):.2f} today)  "
@@ -241,13 +272,13 @@ def line_of(row: dict[str, Any]) -> str:
 
 def markdown(rows: list[dict[str, Any]], command: str) -> str:
     out = [f"# Simulated long run ({datetime.date.today()})", "", f"`{command}`", "",
-           "| store | strategy | at | events | stored MB | × today | resume ms | of it rebuild ms | peak RSS MB "
+           "| store | strategy | at | events | stored MB | before artifacts MB | × before | snapshots KB | resume ms | of it rebuild ms | peak RSS MB "
            "| status ms | × today | runs list ms | run page ms |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        today = r["stored_bytes"] - r["snapshot_bytes"]
         out.append(f"| {r['backend']} | {r['strategy']} | {r['hours']:g} h | {r['events']:,} | "
-                   f"{r['stored_bytes'] / 1e6:.1f} | {r['stored_bytes'] / max(today, 1):.2f} | "
+                   f"{r['stored_bytes'] / 1e6:.1f} | {r['stored_bytes_before'] / 1e6:.1f} | "
+                   f"{r['stored_bytes'] / r['stored_bytes_before']:.3f} | {r['snapshot_bytes'] / 1e3:.0f} | "
                    f"{r['resume_s'] * 1000:.0f} | {r['rebuild_s'] * 1000:.0f} | {r['peak_rss_mb']:.0f} | "
                    f"{r['status_s'] * 1000:.1f} | {r['status_s'] / max(r['status_today_s'], 1e-9):.2f} | "
                    f"{r['runs_list_s'] * 1000:.0f} | {r['run_page_s'] * 1000:.0f} |")
@@ -289,12 +320,13 @@ def run_both(sims: list[tuple[str, SimulatedRun]], points_h: tuple[float, ...]) 
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for strategy, sim in sims:
-            db = Path(tmp) / f"{strategy}.db"
-            rows += bench_run("sqlite", str(db), functools.partial(SQLiteEventStore, db), strategy, sim, points_h)
+            dbs = (f"{tmp}/{strategy}.db", f"{tmp}/{strategy}-before.db")
+            rows += bench_run("sqlite", dbs, SQLiteEventStore, strategy, sim, points_h)
         with LocalPostgres() as server:
             for strategy, sim in sims:
-                url = database_of(server.url, f"longrun_{strategy.replace('-', '_')}")
-                rows += bench_run("postgresql", url, functools.partial(PostgresEventStore, url), strategy, sim, points_h)
+                name = f"longrun_{strategy.replace('-', '_')}"
+                dbs = (database_of(server.url, name), database_of(server.url, name + "_before"))
+                rows += bench_run("postgresql", dbs, PostgresEventStore, strategy, sim, points_h)
     return rows
 
 

@@ -11,13 +11,12 @@ log, so the log holds what a real run's does: copies of scripts in prompts, answ
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from events.base import NewEvent
 from events.core import AgentCallCompleted, AgentCallRequested, EvaluationCompleted, EvaluationRequested
 from events.domain import EvaluationResult, PipelineConfig
-from replay.state import PipelineState
 
 AGENT_MAX_S, EVAL_MAX_S = 180.0, 1200.0
 SCRIPT_KB = (5, 30)
@@ -35,7 +34,6 @@ class Batch:
 class SimulatedRun:
     run_id: str
     batches: list[Batch]
-    state: PipelineState | None = field(default=None)  # the bench's fold as it appends
 
 
 def draw(key: str, longest: float) -> float:
@@ -64,20 +62,21 @@ def padded_script(text: str, key: str) -> str:
         return text
     want = random.Random(f"size:{key}").randint(*SCRIPT_KB) * 1024
     lines: list[str] = []
-    n = 0
-    while len(code) + sum(len(x) + 1 for x in lines) < want:
-        n += 1
-        lines.append(f"# note {n:04d} ({key[-24:]}): feature engineering idea kept for reference, unused")
+    size = len(code)
+    while size < want:
+        lines.append(f"# note {len(lines) + 1:04d} ({key[-24:]}): feature engineering idea kept for reference, unused")
+        size += len(lines[-1]) + 1
     return text[:start + len(FENCE)] + code.rstrip("\n") + "\n" + "\n".join(lines) + "\n" + text[end:]
 
 
 def padded_output(result: EvaluationResult, key: str) -> EvaluationResult:
     want = random.Random(f"out:{key}").randint(*OUTPUT_KB) * 1024
     lines: list[str] = []
-    n = 0
-    while sum(len(x) + 1 for x in lines) < want:
-        n += 1
+    size = 0
+    while size < want:
+        n = len(lines) + 1
         lines.append(f"[fold {n % 5}] epoch {n:04d} train_loss {1 / (n + 1):.6f} valid_loss {1.1 / (n + 1):.6f}")
+        size += len(lines[-1]) + 1
     return result.model_copy(update={"stdout": "\n".join(lines) + "\n" + result.stdout})
 
 
