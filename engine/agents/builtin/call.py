@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.agents.base import AgentContext
 from engine.agents.builtin.spec import parse_spec, task_kind_and_metric
-from engine.agents.builtin.target_classes import class_count
+from engine.agents.builtin.target_classes import class_count, target_columns
 from events.score import Score
 
 
@@ -48,6 +48,12 @@ class Call:
         """The target's class count on classification, read off the task's files (None when they
         do not say, and on regression): it orders which models are drafted and blended first."""
         return class_count(self.ctx.task_dir) if self.kind == "classification" else None
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The task's target columns, when the sample submission asks for several of them (else
+        empty): each solution then predicts every one (``script_blocks/multi_target_*.py``)."""
+        return target_columns(self.ctx.task_dir)
 
     def rng(self, salt: str = "") -> random.Random:
         """Randomness from (run seed, effect id) only: same call, same answer, any order."""

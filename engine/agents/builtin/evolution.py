@@ -29,6 +29,7 @@ from engine.agents.builtin.spec import (
     split_sections,
     strip_marker,
 )
+from engine.agents.builtin.text_task import with_text
 
 EVO_VARS = {
     "history": ("draft_history", "history"),
@@ -107,10 +108,12 @@ def draft(call: Call) -> Reply:
     used_tags = {t.split("→")[0].split("->")[0].strip().lower() for t in tags}
     untried = [f for f in order if f not in used_single]
     base_family = FAMILIES[(untried or order)[0]]
-    spec = new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), base_family)
+    spec = new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), base_family,
+                    call.targets)
     if untried:
         pick = untried[rng.randrange(min(2, len(untried)))]
-        spec = new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), FAMILIES[pick])
+        spec = new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), FAMILIES[pick],
+                        call.targets)
     else:
         # Every single family was drafted: try a two-family blend with a seeded variation.
         for _ in range(30):
@@ -124,6 +127,7 @@ def draft(call: Call) -> Reply:
             if approach_tag(candidate).lower() not in used_tags:
                 spec = candidate
                 break
+    spec = with_text(spec, call.ctx.task_dir)
     spec["title"] = "Draft: " + approach_tag(spec)
     return code_reply(render_solution(spec), f"Approach: {approach_tag(spec)} (not in the draft history).")
 

@@ -9,6 +9,7 @@ from typing import Any
 from engine.agents.builtin.ablation_variants import (
     CAPACITY_STEP,
     COMPONENT_LOCUS,
+    TEXT_COMPONENT,
     ablation_variant,
     capacity_moves,
     weaker_regularization,
@@ -46,7 +47,7 @@ def ablation(call: Call) -> Reply:
     """{solution_script, previous_ablations} -> a study varying 2-3 components not studied before."""
     spec = require_spec(call.text_var("solution_script"), "ablation")
     previous = " ".join(str(p) for p in call.list_var("previous_ablations")).lower()
-    names = list(COMPONENT_LOCUS)
+    names = [name for name in COMPONENT_LOCUS if name != TEXT_COMPONENT or spec["data"].get("text")]
     call.rng("ablation").shuffle(names)
     # Untried components first; among them model capacity, the setting that most often decides
     # a booster's score (and whose ablation tells the extractor which way to move it).
@@ -108,8 +109,8 @@ def summarize(call: Call) -> Reply:
 
 def _mini_spec(call: Call, locus: str, gene: dict[str, Any]) -> dict[str, Any]:
     """Enough of a spec to render one section (a section depends only on its gene and the task)."""
-    return {"kind": call.kind, "metric": call.metric, "seed": call.ctx.seed, "title": "",
-            GENE_KEY[locus]: gene}
+    spec = {"kind": call.kind, "metric": call.metric, "seed": call.ctx.seed, "title": "", GENE_KEY[locus]: gene}
+    return spec | ({"targets": list(call.targets)} if len(call.targets) > 1 else {})
 
 
 def render_gene(call: Call, locus: str, gene: dict[str, Any]) -> str:
@@ -176,6 +177,8 @@ def _gene_diff(locus: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str
         changes = {f"prep.{k}": v for k, v in new["prep"].items() if old["prep"].get(k) != v}
         before, after = set(old.get("features", [])), set(new.get("features", []))
         changes.update({f"feature.{f}": f in after for f in FEATURE_OPTIONS if (f in before) != (f in after)})
+        was = old.get("text") or {}
+        changes.update({f"text.{k}": v for k, v in (new.get("text") or {}).items() if was.get(k) != v})
         return changes
     if locus == "MODEL":
         was = {m["name"]: m["params"] for m in old["members"]}

@@ -29,12 +29,15 @@ def member_for(family: Family, kind: str, name: str | None = None) -> dict[str, 
             "params": dict(family.model_params[kind]), "prep": None}
 
 
-def new_spec(kind: str, metric: str, seed: int, subsample: int | None, family: Family) -> dict[str, Any]:
-    """A simple single-model solution, with the preprocessing this family likes."""
+def new_spec(kind: str, metric: str, seed: int, subsample: int | None, family: Family,
+             targets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A simple single-model solution, with the preprocessing this family likes; ``targets``:
+    the task's target columns when it has several (the script then predicts each of them)."""
     loss = {"class_weight": None} if kind == "classification" else {
         # Scale-sensitive learners fit better on a standardised target; trees do not care.
         "target_transform": "standardize" if family.prep.get("scale") != "none" else "none"}
-    return {
+    spec: dict[str, Any] = {"targets": list(targets)} if len(targets) > 1 else {}
+    return spec | {
         "kind": kind,
         "metric": metric,
         "seed": int(seed),
@@ -94,6 +97,8 @@ def approach_tag(spec: dict[str, Any]) -> str:
              f"{prep.get('encode')}/{prep.get('scale')}"]
     if spec["data"].get("features"):
         parts.append("fe:" + ",".join(spec["data"]["features"]))
+    if spec["data"].get("text"):
+        parts.append("text:{model}/{ngrams}".format(**spec["data"]["text"]))
     return " | ".join(parts)
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.builtin.blocks import block, body, fill, functions, insert, lines
+from engine.agents.builtin.blocks import block, body, definitions, fill, functions, insert, lines
 from engine.agents.builtin.catalog import MANY_CLASSES, NATIVE_MISSING_FAMILIES
-from engine.agents.builtin.spec import LOWER_IS_BETTER, dumps, py_repr
+from engine.agents.builtin.render_image import render_image_data
+from engine.agents.builtin.spec import LOWER_IS_BETTER, dumps, metric_function, py_repr
 
 # The features a DATA gene may ask for: the functions of script_blocks/features.py, in its order.
 FEATURE_OPTIONS = functions("features")
@@ -25,12 +26,18 @@ def quoted(text: str) -> str:
 
 def render_preamble(spec: dict[str, Any], *, suffix: str = TITLE_SUFFIX) -> str:
     head = {k: spec[k] for k in ("kind", "metric", "seed", "title")}
+    if spec.get("targets"):
+        head["targets"] = list(spec["targets"])
     metric = spec["metric"]
     prepare = "proper_probabilities" if spec["kind"] == "classification" else "plain_values"
     code = block("preamble", SEED=str(int(spec["seed"])), TASK_KIND=quoted(spec["kind"]), METRIC=quoted(metric),
                  GREATER_IS_BETTER=str(metric not in LOWER_IS_BETTER))
-    score = lines(body("metrics", prepare), body("metrics", metric))
+    score = lines(body("metrics", prepare), body("metrics", metric_function(metric)))
     title = f'"""{spec["title"]} {suffix}."""\n# builtin-spec: {dumps(head)}\n'
+    if spec.get("targets"):
+        # Several targets: each scored alone (multi_target_score.py), the mean printed.
+        per_target = insert(block("multi_target_score"), score=score)
+        return title + definitions(insert(code, score=body("metrics", "mean_over_targets")), per_target) + "\n"
     return title + insert(code, score=score)
 
 
@@ -62,9 +69,13 @@ def render_data(spec: dict[str, Any], *, indent: str = "") -> str:
     data = spec["data"]
     gene = {k: v for k, v in data.items() if k != "subsample"}
     subsample = render_subsample_block(int(data["subsample"])) if data.get("subsample") else ""
-    code = insert(block("data", MANY_CLASSES=str(MANY_CLASSES), VAL_SIZE=str(float(data.get("val_size", 0.2)))),
-                  tables=_tables(data), subsample=subsample, features=_features(data), free_text=_text(data))
+    if data.get("images"):
+        code = render_image_data(data, subsample)
+    else:
+        code = insert(block("data", MANY_CLASSES=str(MANY_CLASSES), VAL_SIZE=str(float(data.get("val_size", 0.2)))),
+                      tables=_tables(data), subsample=subsample, features=_features(data), free_text=_text(data))
     prep = block("preprocessor", NATIVE_MISSING_FAMILIES=repr(NATIVE_MISSING_FAMILIES), PREP=py_repr(data["prep"]))
-    text = lines(f"# builtin-gene: {dumps(gene)}", code, prep)
+    targets = block("multi_target_data", TARGETS=repr(list(spec["targets"]))) if spec.get("targets") else None
+    text = lines(f"# builtin-gene: {dumps(gene)}", code, prep, targets)
     return "\n".join(indent + line if line else line for line in text.split("\n"))
 

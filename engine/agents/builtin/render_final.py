@@ -71,8 +71,12 @@ def full_fit_and_predict(train: dict[str, Any], *, calibrated: bool = False) -> 
     return regions(block("full_fit"), bags=bagged(train) or grows(train), growth=grows(train), calibrated=calibrated)
 
 
-def submission_code() -> str:
-    return block("submission")
+def submission_code(spec: dict[str, Any]) -> str:
+    """The submission in the sample's shape: several targets' columns (``submission_multi.py``),
+    or one target's values, probabilities, label or (MAP@k) ranked labels."""
+    if spec.get("targets"):
+        return block("submission_multi")
+    return regions(block("submission"), ranking=str(spec["metric"]).startswith("map@"))
 
 
 def final_run_estimate_code(train: dict[str, Any], metric: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.builtin.blocks import block, body, fill, insert, lines
+from engine.agents.builtin.blocks import block, body, definitions, fill, insert, lines
 from engine.agents.builtin.catalog import FAMILIES, estimator_class, py_literal
 from engine.agents.builtin.spec import dumps, py_repr
 
@@ -47,7 +47,10 @@ def _member_code(member: dict[str, Any], kind: str) -> str:
 
 def render_model(spec: dict[str, Any]) -> str:
     members = lines(*(_member_code(member, spec["kind"]) for member in spec["model"]["members"]))
-    return lines(f"# builtin-gene: {dumps(spec['model'])}", insert(block("model"), members=members))
+    code = insert(block("model"), members=members)
+    if spec.get("targets"):
+        code = definitions(code, block("multi_target_model"))
+    return lines(f"# builtin-gene: {dumps(spec['model'])}", code)
 
 
 def render_loss(spec: dict[str, Any]) -> str:

@@ -63,11 +63,12 @@ def validation_code(train: dict[str, Any]) -> str:
 def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
     """``mode="ablation"`` stops after the validation score and writes nothing."""
     train = spec["train"]
-    setup = lines(f"# builtin-gene: {dumps(train)}", setup_code(train))
+    setup = lines(f"# builtin-gene: {dumps(train)}", setup_code(train),
+                  block("per_target") if spec.get("targets") else None)
     if mode == "solution" and train.get("rescore") is False and train.get("final_fit") == "full":
         # A test script whose combination learns nothing from out-of-fold predictions: the run
         # measured its score; it only fits every model on all rows (finalization.test).
-        return lines(setup, block("measured_score"), full_fit_and_predict(train), submission_code())
+        return lines(setup, block("measured_score"), full_fit_and_predict(train), submission_code(spec))
     # An ablation study runs the script once per variant and only compares them: three folds
     # keep its cost inside a short Phase 2 (at --time-limit 120 five folds overran it).
     cv = cross_validation_code(train, folds=3 if mode == "ablation" else 5, report_members=mode == "solution")
@@ -76,5 +77,5 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
     calibrated = bool(train.get("calibrate"))
     return lines(setup, cv, validation_code(train), block("calibration") if calibrated else None,
                  score_groups_code("crossfit" if calibrated else "val_blend"),
-                 full_fit_and_predict(train, calibrated=calibrated), submission_code(),
+                 full_fit_and_predict(train, calibrated=calibrated), submission_code(spec),
                  final_run_estimate_code(train, spec["metric"]))

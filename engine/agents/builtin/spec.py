@@ -15,6 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from engine.tasks.metric_registry import canonical_metric as registry_metric
+from engine.tasks.metric_registry import metric_info
+from events.domain import TaskType
+
 LOCI = ("DATA", "MODEL", "LOSS", "OPTIMIZER", "REGULARIZATION", "INITIALIZATION", "TRAINING_TRICKS")
 STUB_LOCI = ("OPTIMIZER", "INITIALIZATION")
 GENE_KEY = {"DATA": "data", "MODEL": "model", "LOSS": "loss", "REGULARIZATION": "reg",
@@ -30,48 +34,61 @@ SUBSAMPLE_LIMIT_RE = re.compile(r"SUBSAMPLE_LIMIT\s*=\s*(\d+)")
 
 # --- metrics -------------------------------------------------------------------------------
 
-_METRIC_ALIASES = {
-    "roc_auc": ["auc", "rocauc", "roc", "auroc", "areaundertheroccurve", "areaunderroccurve"],
-    "accuracy": ["accuracy", "acc", "classificationaccuracy", "categorizationaccuracy"],
-    "balanced_accuracy": ["balancedaccuracy"],
-    "logloss": ["logloss", "crossentropy", "multiclasslogloss", "binarylogloss", "multilogloss"],
-    "f1": ["f1", "f1score", "macrof1", "f1macro", "meanf1"],
+# The metric names are the registry's (engine/tasks/metric_registry.py: what `engine start`
+# accepts and `engine grade` scores); a script writes its metric as a function of
+# script_blocks/metrics.py, named as below where the two names differ.
+_SCRIPT_NAMES = {"quadratic_weighted_kappa": "qwk"}
+# Two metrics the scripts can print that the registry does not grade.
+_SCRIPT_ONLY_ALIASES = {
     "mcc": ["mcc", "matthewscorrcoef", "matthewscorrelationcoefficient"],
-    "qwk": ["qwk", "quadraticweightedkappa", "cohenkappa", "kappa"],
-    "rmse": ["rmse", "rootmeansquarederror"],
-    "mse": ["mse", "meansquarederror"],
-    "mae": ["mae", "meanabsoluteerror"],
-    "rmsle": ["rmsle", "rootmeansquaredlogerror", "rootmeansquaredlogarithmicerror"],
-    "r2": ["r2", "rsquared", "coefficientofdetermination"],
     "medae": ["medae", "medianabsoluteerror"],
 }
 CLASSIFICATION_METRICS = {"roc_auc", "accuracy", "balanced_accuracy", "logloss", "f1", "mcc", "qwk"}
 REGRESSION_METRICS = {"rmse", "mse", "mae", "rmsle", "r2", "medae"}
+# Registry metrics a single-target draft never starts from: several targets (scored per target,
+# then averaged), macro F1 on two classes, and MAP@k ("map@3": the k best classes per row).
+MULTI_TARGET_METRICS = {"mcrmse": "rmse", "mean_columnwise_roc_auc": "roc_auc"}
 # Metrics that count labels: two different models often score exactly alike on them.
-LABEL_METRICS = {"accuracy", "balanced_accuracy", "f1", "mcc", "qwk"}
-LOWER_IS_BETTER = {"logloss", "rmse", "mse", "mae", "rmsle", "medae"}
+LABEL_METRICS = {"accuracy", "balanced_accuracy", "f1", "f1_macro", "mcc", "qwk"}
+LOWER_IS_BETTER = {"logloss", "rmse", "mse", "mae", "rmsle", "medae", "mcrmse"}
 
 
 def canonical_metric(name: str) -> str | None:
+    """The script's name of a metric the registry knows (or of mcc, medae), else None."""
+    known = registry_metric(name or "")
+    if known is not None:
+        return _SCRIPT_NAMES.get(known, known)
     key = re.sub(r"[^a-z0-9]", "", (name or "").lower())
-    for canon, aliases in _METRIC_ALIASES.items():
-        if key == canon.replace("_", "") or key in aliases:
-            return canon
-    return None
+    return next((canon for canon, aliases in _SCRIPT_ONLY_ALIASES.items() if key in aliases), None)
+
+
+def metric_function(metric: str) -> str:
+    """The function of script_blocks/metrics.py that scores ``metric`` on one target."""
+    if metric.startswith("map@"):
+        return "map_at_k"
+    return MULTI_TARGET_METRICS.get(metric, metric)
+
+
+def _metric_kind(metric: str) -> str:
+    if metric in REGRESSION_METRICS:
+        return "regression"
+    if metric in CLASSIFICATION_METRICS:
+        return "classification"
+    registry_name = {script: known for known, script in _SCRIPT_NAMES.items()}.get(metric, metric)
+    task_type = metric_info(registry_name).task_type
+    return "regression" if task_type == TaskType.regression else "classification"
 
 
 def task_kind_and_metric(task: Any) -> tuple[str, str]:
-    """(classification|regression, canonical metric) for a TaskDescription.
+    """(classification|regression, the script's metric name) for a TaskDescription.
 
     The metric decides first (it is what gets printed); the task type breaks ties, and an
     unknown metric falls back to the kind's usual one, which the solution text then says.
     """
     metric = canonical_metric(getattr(task, "evaluation_metric", ""))
     task_type = str(getattr(getattr(task, "task_type", ""), "value", getattr(task, "task_type", "")))
-    if metric in REGRESSION_METRICS:
-        return "regression", metric
-    if metric in CLASSIFICATION_METRICS:
-        return "classification", metric
+    if metric is not None:
+        return _metric_kind(metric), metric
     if "regression" in task_type:
         return "regression", "rmse"
     return "classification", "accuracy"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import yaml
+
 # Past this many distinct labels the count is "many" whatever its exact value; reading stops.
 COUNT_UP_TO = 10_000
 
@@ -48,3 +50,32 @@ def _distinct_values(path: Path, column: int) -> int | None:
                 if len(seen) >= COUNT_UP_TO:
                     break
     return len(seen) or None
+
+
+def target_columns(task_dir: str | Path) -> tuple[str, ...]:
+    """The task's target columns when its sample submission asks for two or more of them, else
+    (): task.yaml's ``target_columns`` (in the task folder or the one above its public data),
+    else the sample's columns that train.csv also has. Either way every sample column must be a
+    train.csv column: a sample with one probability column per class is one target."""
+    base = Path(task_dir)
+    try:
+        sub_cols = _header(base / "sample_submission.csv")[1:]
+        train_cols = set(_header(base / "train.csv"))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return ()
+    targets = _declared_targets(base) or tuple(c for c in sub_cols if c in train_cols)
+    if len(targets) > 1 and sorted(targets) == sorted(sub_cols) and set(targets) <= train_cols:
+        return tuple(targets)
+    return ()
+
+
+def _declared_targets(base: Path) -> tuple[str, ...]:
+    for path in (base / "task.yaml", base.parent / "task.yaml"):
+        try:
+            meta = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        declared = meta.get("target_columns") if isinstance(meta, dict) else None
+        if isinstance(declared, list) and all(isinstance(c, str) for c in declared):
+            return tuple(declared)
+    return ()

@@ -12,6 +12,9 @@ DATA: ``data`` (``extra_train``, ``side_table``, ``subsample``, ``features``), `
 MODEL: ``model`` (``member``); LOSS: ``loss_classification`` or ``loss_regression``;
 REGULARIZATION: ``regularization``; TRAINING_TRICKS: ``training``, a ``blend_*``, ``early_stop``
 or ``not_sized``, ``seed_bag``, ``cv``, ``validation``, ``calibration``, ``score_groups``,
-``full_fit``, ``submission``, ``final_run_estimate``. An ablation study wraps each variant's
+``full_fit``, ``submission``, ``final_run_estimate``. A task with several targets adds
+``multi_target_score`` to the preamble, ``multi_target_data`` to DATA, ``multi_target_model`` to
+MODEL and ``per_target`` after the members, and writes ``submission_multi`` for ``submission``.
+An ablation study wraps each variant's
 sections in a function (``ablation``); the retriever's example code is ``example``.
 """

@@ -3,12 +3,16 @@
 A classification script's ``score_predictions`` first makes its blended probabilities proper
 (``proper_probabilities``), a regression script's reads plain values (``plain_values``); the
 metric's own lines follow. The printed number is the metric itself, never negated. The name of
-each metric function is the canonical metric name (``spec.canonical_metric``).
+each metric function is the canonical metric name (``spec.canonical_metric``; ``map_at_k`` for
+"map@k", ``spec.metric_function``). A task with several targets scores each target by its metric
+(``score_target``, script_blocks/multi_target_score.py) and prints their mean
+(``mean_over_targets``), as `engine grade` scores several target columns
+(engine/tasks/metrics.py); MCRMSE is RMSE and column-wise ROC AUC is ROC AUC on each target.
 """
 
 # mypy: allow-untyped-defs
 
-from engine.agents.builtin.script_blocks.names import metrics, np
+from engine.agents.builtin.script_blocks.names import METRIC, TARGET_COLUMNS, metrics, np, score_target
 
 
 # --- script ---
@@ -43,6 +47,23 @@ def logloss(y_true, proba):
 def f1(y_true, proba):
     average = "binary" if proba.shape[1] == 2 else "macro"
     return metrics.f1_score(y_true, proba.argmax(axis=1), average=average)
+
+
+def f1_macro(y_true, proba):
+    return metrics.f1_score(y_true, proba.argmax(axis=1), average="macro")
+
+
+def map_at_k(y_true, proba):
+    # One true class per row: 1/rank of it among the k likeliest classes, else 0.
+    k = int(METRIC.split("@")[1])
+    ranked = np.argsort(-proba, axis=1, kind="stable")[:, :k]
+    hits = ranked == np.asarray(y_true)[:, None]
+    return float(np.mean((hits / np.arange(1, ranked.shape[1] + 1)).sum(axis=1)))
+
+
+def mean_over_targets(y_true, pred):
+    pred = np.asarray(pred, dtype=float)
+    return float(np.mean([score_target(y_true[:, t], pred[:, cols]) for t, cols in enumerate(TARGET_COLUMNS)]))
 
 
 def mcc(y_true, proba):

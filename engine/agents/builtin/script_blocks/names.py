@@ -127,3 +127,20 @@ __ROW_BAG__: Any
 __SCORING__: str
 run_variant___INDEX__: Callable[[], float]
 results: list[tuple[str, float]]
+
+# Several targets (multi_target_score.py, multi_target_data.py, multi_target_model.py):
+from sklearn.ensemble import (  # noqa: E402 (the preamble imports them; declared here for these blocks)
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor  # noqa: E402
+
+VAL_SIZE: float
+add_features: Callable[[pd.DataFrame], pd.DataFrame]
+TARGET_COLUMNS: list[Any]
+score_target: Callable[[Any, Any], float]
+TARGETS: list[str]
+TARGET_CLASSES: list[Any]
+per_target_members: Callable[[list[tuple[str, Any]]], list[tuple[str, Any]]]
