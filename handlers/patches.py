@@ -20,6 +20,7 @@ from __future__ import annotations
 # The named handler changes this code knows, oldest first.
 KNOWN: tuple[str, ...] = (
     "run-error-names-root-cause",  # a Phase 1 whose candidates all fail names their common cause (failure_cause.py)
+    "run-without-submission-fails",  # no valid submission at the end is a failure, not a completion (run_end.py)
 )
 
 

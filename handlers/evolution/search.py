@@ -49,6 +49,7 @@ from handlers.evolution.summary import run_summary
 from handlers.finalization import finalize_within
 from handlers.futures import Cancelled, Task
 from handlers.money import search_share_spent, stop_ends_search
+from handlers.run_end import end_run
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven
 from handlers.timebudget import TimePlan
 from handlers.toolkit import info, warn
@@ -269,7 +270,8 @@ class Search:
         outcome: dict[str, Any] = {"submission_path": done.submission_path or "",
                                    "final_solution_id": done.final_solution_id, "fallback_reason": done.fallback_reason}
         result = run_summary(self, best, outcome)
-        wf.complete(submission_path=done.submission_path or "", best_score=best.score, result=result)
+        end_run(wf, submission_path=done.submission_path or "", best_score=best.score, result=result,
+                fallback_reason=done.fallback_reason)
 
 
 async def main(wf: Workflow) -> None:

@@ -74,6 +74,7 @@ from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
 from handlers.mlestar.phaserun import BUDGET, FAILED, Ledger, Limits, Outcome, PhaseRace
 from handlers.mlestar.summaries import diagnostics, summaries
+from handlers.run_end import end_run
 from handlers.step_policy import time_driven
 from handlers.timebudget import FINALIZATION, TimePlan, Window
 from handlers.toolkit import score_rule, warn
@@ -154,8 +155,8 @@ class Pipeline:
                              submission_path=submission_path,
                              total_duration_seconds=wf.now - self.plan.start_s, total_cost_usd=wf.cost_usd)
         summary = summaries(wf, self.ledger, self.L, self.stop_reason, best_score, finalization, self.plan.start_s)
-        wf.complete(submission_path=submission_path, best_score=best_score,
-                    result=result.model_dump(mode="json") | summary)
+        end_run(wf, submission_path=submission_path, best_score=best_score,
+                result=result.model_dump(mode="json") | summary, fallback_reason=finalization.get("fallback_reason"))
 
     def _may_start(self, phase: str) -> bool:
         """The checks before each phase (REQ-OR-024/029/034): finalize now, or run ``phase``."""

@@ -107,8 +107,8 @@ def test_the_result_summarises_the_journal_dead_rate_and_merges():
         assert row["parent_scores"] == {p: journal.get(p).score for p in node.parents}
         assert set(row["gene_sources"]) == set(journal.get(row["node"]).gene_sources)
     assert result["operators"]["draft"]["nodes"] == result["phase1"]["nodes"]
-    assert result["final_solution_id"] and result["submission_path"] == ""       # the sim writes no file
-    assert run.of(FinalizationFellBack)                                          # finalization ran
+    assert result["final_solution_id"] and result["submission_path"].endswith("final__test__eval/final/submission.csv")
+    assert [p.reason for p in run.of(SubmissionProduced)] and not run.of(FinalizationFellBack)  # finalization ran
     assert [p.phase for p in run.of(PhaseStarted)][:2] == ["evolve-phase1", "evolve-phase2"]
 
 
@@ -171,6 +171,7 @@ def test_a_failed_test_script_keeps_the_best_nodes_own_submission():
     fallback keeps the final node's own file instead of none (digest 08, open question 3)."""
     def with_node_submissions(req, code):
         result = evaluate(req, code)
+        result = result.result if isinstance(result, EvaluationCompleted) else result  # no file of its own
         if not req.effect_id.startswith("evolve/") or result.is_error:
             return result            # the final test script leaves no file: finalization falls back
         path = f"/runs/sim/evals/{req.effect_id.replace('/', '__')}/final/submission.csv"

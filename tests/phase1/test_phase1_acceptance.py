@@ -62,7 +62,8 @@ def test_req_p1_021_m4_with_two_failures_proceeds_with_two():
 def test_req_p1_022_all_candidates_failed_fails_the_run_with_message():
     sim = run(Phase1Agent([None, None, None, None]))
     assert sim.completed is None
-    assert sim.failed.error == "Phase 1 failed: all 4 candidates produced execution errors"
+    assert sim.failed.error == ("Phase 1 failed: all 4 candidates produced execution errors: "
+                                "every candidate failed with ValueError: broken")  # the common root cause
 
 
 def test_req_p1_023_ranking_best_first_excluding_none_for_both_directions():

@@ -83,7 +83,7 @@ def test_h_best_monotone_and_never_worse_than_input(land):
 def per_scope_decisions(run) -> dict[str, list]:
     out: dict[str, list] = {}
     for scope, ev in run.events:
-        if scope.startswith("phase2/path-") and ev.kind == "decision":
+        if scope.startswith("phase2/path-") and ev.kind in ("decision", "remark"):
             out.setdefault(scope, []).append((ev.type_name, ev.payload()))
     return out
 

@@ -360,9 +360,22 @@ def test_REQ_OR_042_phase1_failure_raises_pipeline_error_with_diagnostics():
     assert "phase2" not in script.seen
 
 
-def test_REQ_OR_043_finalization_failure_keeps_validation_solution_without_submission():
+def test_finalization_failure_without_any_submission_fails_the_run_by_name():
+    """A run is never called completed with nothing to submit: the final step's reason is the error."""
     script = Script(fail={"finalization"})
     run = script.run(cfg())
+    assert run.completed is None
+    assert run.failed.error.startswith("the final step left no valid submission: finalization failed")
+    assert "finalization broke" in run.failed.error and "engine lineage" in run.failed.error
+    assert run.failed.diagnostics == {"stage": "final", "best_score": 0.7,
+                                      "fallback_reason": "finalization failed: RuntimeError: finalization broke"}
+    assert [f.phase for f in run.of(FallbackUsed)] == ["finalization"]
+
+
+def test_REQ_OR_043_finalization_failure_keeps_validation_solution_without_submission():
+    """A run created before that rule (no named patch) still completes as it was recorded."""
+    script = Script(fail={"finalization"})
+    run = script.run(cfg(), patches=[])
     result = final_result(run)
     assert result.submission_path == "" and run.completed.submission_path == ""
     assert result.final_solution.score == 0.7 and result.final_solution.phase != SolutionPhase.final

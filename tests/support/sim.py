@@ -29,6 +29,7 @@ from events.core import (
     TimerRequested,
 )
 from events.domain import DataModality, EvaluationResult, MetricDirection, PipelineConfig, TaskDescription, TaskType
+from handlers.patches import adopted_by_new_runs
 from handlers.runtime import Runtime
 
 AgentFn = Callable[[AgentCallRequested], AgentCallCompleted | AgentCallFailed | str]
@@ -65,7 +66,7 @@ class SimRun:
         return [e for e in self.of(AgentCallRequested) if agent_type is None or e.agent_type == agent_type]
 
     def decisions(self) -> list[tuple[str, dict[str, Any]]]:
-        return [(e.type_name, e.payload()) for _, e in self.events if e.kind == "decision"]
+        return [(e.type_name, e.payload()) for _, e in self.events if e.kind in ("decision", "remark")]
 
 
 def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None = None,
@@ -96,7 +97,8 @@ def simulate(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: Pipeli
 def simulate_clock(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None = None,
                    task: TaskDescription | None = None, seed: int = 0,
                    durations: Callable[[Any], float | None] | None = None, default_s: float = 1.0,
-                   max_steps: int = 100_000, params: dict[str, Any] | None = None) -> SimRun:
+                   max_steps: int = 100_000, params: dict[str, Any] | None = None,
+                   patches: list[str] | None = None) -> SimRun:
     """Effects *take time*, as with the real driver: each finishes at request time + its
     duration (``durations(request)`` or ``default_s``), a timer at its ``at_elapsed_s``; the
     earliest finish is delivered next (ties in request order). For code that races deadlines."""
@@ -113,7 +115,7 @@ def simulate_clock(main: Callable, *, agent: AgentFn, evaluate: EvalFn, config: 
         return now + (default_s if took is None else took)
 
     return _run(main, pick, agent=agent, evaluate=evaluate, config=config, task=task, seed=seed,
-                max_steps=max_steps, params=params, due=due)
+                max_steps=max_steps, params=params, due=due, patches=patches)
 
 
 @dataclass
@@ -126,13 +128,14 @@ class _Pending:
 def _run(main: Callable, pick: Callable, *, agent: AgentFn, evaluate: EvalFn, config: PipelineConfig | None,
          task: TaskDescription | None, seed: int, max_steps: int, params: dict[str, Any] | None,
          due: Callable[[Any, float], float] | None = None, start: RunStarted | None = None,
-         preamble: Sequence[Event] = ()) -> SimRun:
+         preamble: Sequence[Event] = (), patches: list[str] | None = None) -> SimRun:
     rt = Runtime(main)
     run = SimRun()
     if start is None:
         start = RunStarted(strategy="sim", backend="sim", seed=seed,
                            config=(config or PipelineConfig()).model_dump(mode="json"), task=task or make_task(),
-                           task_dir="/nonexistent", run_dir="/nonexistent", params=params or {})
+                           task_dir="/nonexistent", run_dir="/nonexistent", params=params or {},
+                           patches=adopted_by_new_runs() if patches is None else patches)  # as `engine start` does
     pending: list[_Pending] = []
     now = 0.0
     counter = 0
