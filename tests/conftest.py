@@ -6,9 +6,16 @@ from pathlib import Path
 
 import pytest
 import structlog
+from hypothesis import HealthCheck, settings
 
 from engine.tasks import prepare_bundled
 from tests.tasks.helpers import BUNDLED, structlog_to_stderr
+
+# No verdict may depend on how fast the machine is: hypothesis's per-example deadline and its
+# "too slow" health check both do, so the suite's profile turns them off (a test's own @settings
+# still sets its example count).
+settings.register_profile("engine", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("engine")
 
 
 @pytest.fixture(autouse=True)
