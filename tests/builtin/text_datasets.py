@@ -1,4 +1,4 @@
-"""Tasks with a free-text column, in MLE-bench's public layout, for the builtin agent's text block.
+"""Tasks with a free-text column, in the split layout (``public/``, ``private/answers.csv``), for the builtin agent's text block.
 
 ``review_task`` is synthetic (a seeded RNG writes short reviews from a shared vocabulary and a few
 words that lean to each of three classes), so a test sees the same text on every machine.
@@ -26,17 +26,19 @@ LEANING = {
 
 
 def _write(dest: Path, frame: pd.DataFrame, target: str, default: str, test_share: float = 0.2) -> Path:
-    dest.mkdir(parents=True, exist_ok=True)
+    public, private = dest / "public", dest / "private"
+    public.mkdir(parents=True, exist_ok=True)
+    private.mkdir(parents=True, exist_ok=True)
     order = np.random.default_rng(0).permutation(len(frame))
     frame = frame.iloc[order].reset_index(drop=True)
     frame.insert(0, "id", np.arange(len(frame)))
     cut = int(len(frame) * (1 - test_share))
     train, test = frame.iloc[:cut], frame.iloc[cut:]
-    train.to_csv(dest / "train.csv", index=False)
-    test.drop(columns=target).to_csv(dest / "test.csv", index=False)
-    pd.DataFrame({"id": test["id"], target: default}).to_csv(dest / "sample_submission.csv", index=False)
-    test[["id", target]].to_csv(dest / "answers.csv", index=False)
-    (dest / "description.md").write_text(f"Predict `{target}` from the text. Metric: accuracy.\n")
+    train.to_csv(public / "train.csv", index=False)
+    test.drop(columns=target).to_csv(public / "test.csv", index=False)
+    pd.DataFrame({"id": test["id"], target: default}).to_csv(public / "sample_submission.csv", index=False)
+    test[["id", target]].to_csv(private / "answers.csv", index=False)
+    (public / "description.md").write_text(f"Predict `{target}` from the text.\n\n## Evaluation\n\nAccuracy.\n")
     return dest
 
 

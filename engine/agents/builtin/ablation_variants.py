@@ -11,12 +11,16 @@ from engine.agents.builtin.render import DEFAULT_FEATURES
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
 from engine.agents.builtin.render_model import NATIVE_CATEGORY_FAMILIES
 from engine.agents.builtin.spec import clone
+from engine.agents.builtin.text_task import TEXT_NGRAMS
 
 COMPONENT_LOCUS = {
     "feature_engineering": "DATA", "scaling": "DATA", "categorical_encoding": "DATA",
     "missing_indicators": "DATA", "model_capacity": "MODEL", "ensemble_members": "MODEL",
     "regularization": "REGULARIZATION", "loss_weighting": "LOSS", "blending": "TRAINING_TRICKS",
+    "text_features": "DATA",
 }
+# Studied only on a solution whose DATA gene reads free text (text_features.py).
+TEXT_COMPONENT = "text_features"
 _STRONGER = {"C": lambda v: v / 10, "alpha": lambda v: v * 10, "min_samples_leaf": lambda v: int(v) * 4,
              "min_child_samples": lambda v: int(v) * 2, "l2_regularization": lambda v: max(1.0, v * 10),
              "max_depth": lambda v: 6, "subsample": lambda v: 0.6}
@@ -117,6 +121,16 @@ def _ensemble_members(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
     return f"only {members[0]['name']} (other models dropped)", out
 
 
+def _text_features(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
+    # Words alone against words and characters: characters cost most of the extraction's time and
+    # help on misspelt or short texts; which the task is, only a score tells.
+    text = out["data"].get("text")
+    if not text:
+        return None
+    text["ngrams"] = "word" if text["ngrams"] != "word" else TEXT_NGRAMS[-1]
+    return f"text n-grams {spec['data']['text']['ngrams']} -> {text['ngrams']}", out
+
+
 def _blending(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
     if len(out["model"]["members"]) < 2:
         return None
@@ -128,7 +142,7 @@ _COMPONENT_CHANGES = {
     "feature_engineering": _feature_engineering, "scaling": _scaling,
     "categorical_encoding": _categorical_encoding, "missing_indicators": _missing_indicators,
     "model_capacity": _model_capacity, "regularization": _regularization, "loss_weighting": _loss_weighting,
-    "ensemble_members": _ensemble_members, "blending": _blending,
+    "ensemble_members": _ensemble_members, "blending": _blending, TEXT_COMPONENT: _text_features,
 }
 
 

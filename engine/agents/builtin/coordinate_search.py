@@ -19,6 +19,7 @@ from engine.agents.builtin.catalog import FAMILIES, retrieval_order
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
 from engine.agents.builtin.render_train import COMBINE_METHODS
 from engine.agents.builtin.spec import clone
+from engine.agents.builtin.text_task import TEXT_MODELS, TEXT_NGRAMS, TEXT_VOCABULARIES
 from events.score import Score
 
 TARGET_TRANSFORMS = ("none", "standardize", "log1p", "poisson")
@@ -87,6 +88,10 @@ def dimensions(locus: str, gene: dict[str, Any], kind: str) -> list[Dim]:
             dims.append(_dim(f"prep.{key}", values, gene["prep"].get(key), ordered=False))
         for feature in FEATURE_OPTIONS:
             dims.append(_dim(f"feature.{feature}", [False, True], feature in gene.get("features", []), False))
+        if gene.get("text"):  # a task with free text: its TF-IDF block's settings
+            dims.append(_dim("text.model", ["auto", *TEXT_MODELS], gene["text"]["model"], False))
+            dims.append(_dim("text.ngrams", list(TEXT_NGRAMS), gene["text"]["ngrams"], False))
+            dims.append(_dim("text.vocabulary", list(TEXT_VOCABULARIES), gene["text"]["vocabulary"]))
     elif locus == "MODEL":
         for member in gene["members"]:
             family = FAMILIES[member["family"]]
@@ -149,6 +154,8 @@ def apply_changes(locus: str, gene: dict[str, Any], changes: dict[str, Any], kin
             out["members"] = without_members(out["members"], value)
         elif locus == "DATA" and head == "prep":
             out["prep"][param] = value
+        elif locus == "DATA" and head == "text":
+            out["text"] = {**out["text"], param: value}
         elif locus == "DATA" and head == "feature":
             features = [f for f in out.get("features", []) if f != param]
             out["features"] = [f for f in FEATURE_OPTIONS if f in features or (value and f == param)]

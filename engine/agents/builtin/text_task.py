@@ -46,3 +46,6 @@ def with_text(spec: dict[str, Any], task_dir: str | Path | None) -> dict[str, An
     if text_features(task_dir) and "text" not in spec["data"]:
         spec["data"]["text"] = dict(DEFAULT_TEXT)
     return spec
+
+# The vocabularies the search moves among (each n-gram kind's cap; scripts bound it further).
+TEXT_VOCABULARIES = (10000, 30000, 100000)
