@@ -22,10 +22,11 @@ from replay.state import PipelineState
 from store.base import StoreError
 from store.snapshots import SnapshotTable, StoredSnapshot, table_of
 
-# Events folded past the last snapshot before a new one is written. A snapshot of a day-long run
-# is a few MB of JSON (every script it recorded), so writing one costs tens of ms: every 500
-# events that is well under 1% of a run's appends, and a view never folds more than 500 events.
-SNAPSHOT_EVERY = 500
+# Events folded past the last snapshot before a new one is written. A view folds at most this many
+# events, each read with its artifacts resolved (about half a millisecond each in bench_longrun),
+# so 100 keeps `engine status` near 50 ms; a snapshot leaves the bulk out (replay/snapshot.py), a
+# few hundred KB at 24 h, so writing one every 100 events costs the driver a few ms per 100 commits.
+SNAPSHOT_EVERY = 100
 
 
 def fold_with_snapshot(table: SnapshotTable | None, run_id: str,
