@@ -1,5 +1,6 @@
-"""A run's fold for the views (``engine status``, the UI's runs list and run page), from its last
-snapshot: what they cost follows what was appended since that snapshot, not the run's length.
+"""A run's fold for the views of its standing (``engine status``, ``engine runs``, the UI's runs
+list), from its last snapshot: what they cost follows what was appended since that snapshot, not
+the run's length. The UI's run page still reads the log whole (it shows scripts and events).
 
 ``replay/snapshot.py`` encodes the fold; ``store/snapshots.py`` keeps it beside the events and
 hands it back only while the event it folds up to still carries the recorded hash. A snapshot is
