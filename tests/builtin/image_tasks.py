@@ -77,7 +77,8 @@ def write_folder_task(dest: Path, images: np.ndarray, labels: np.ndarray, *, tes
     if test_csv:
         pd.DataFrame({"id": test_ids}).to_csv(dest / "test.csv", index=False)
     (dest / "description.md").write_text(
-        "Classify each image in test/ into one of the labels of train.csv. Evaluation: accuracy.\n")
+        "# Images\n\nClassify each image in test/ into one of the labels of train.csv.\n\n"
+        "## Evaluation\n\nAccuracy.\n")
     return dest, pd.DataFrame({"id": test_ids, "label": labels[order[cut:]]})
 
 
