@@ -7,6 +7,7 @@ from typing import Any
 
 from engine.agents.builtin.catalog import FAMILIES, NATIVE_MISSING_FAMILIES
 from engine.agents.builtin.coordinate_search import apply_changes, family_of
+from engine.agents.builtin.image_task import image_feature_variant
 from engine.agents.builtin.render import DEFAULT_FEATURES
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
 from engine.agents.builtin.render_model import NATIVE_CATEGORY_FAMILIES
@@ -47,6 +48,8 @@ Variant = tuple[str, dict[str, Any]] | None
 
 def _feature_engineering(spec: dict[str, Any], out: dict[str, Any]) -> Variant:
     data = out["data"]
+    if data.get("images"):
+        return image_feature_variant(out)
     kept = [f for f in data["features"] if f in DEFAULT_FEATURES]
     if len(kept) < len(data["features"]):
         data["features"] = kept

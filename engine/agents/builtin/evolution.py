@@ -14,6 +14,7 @@ from typing import Any
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, code_reply
 from engine.agents.builtin.catalog import FAMILIES, PREFERENCE
 from engine.agents.builtin.coordinate_search import MAX_MEMBERS, apply_changes, dimensions, new_member
+from engine.agents.builtin.image_task import with_images
 from engine.agents.builtin.refinement import render_gene
 from engine.agents.builtin.render import approach_tag, new_spec, render_solution, with_families
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
@@ -127,7 +128,7 @@ def draft(call: Call) -> Reply:
             if approach_tag(candidate).lower() not in used_tags:
                 spec = candidate
                 break
-    spec = with_text(spec, call.ctx.task_dir)
+    spec = with_text(with_images(spec, call.ctx.task_dir), call.ctx.task_dir)
     spec["title"] = "Draft: " + approach_tag(spec)
     return code_reply(render_solution(spec), f"Approach: {approach_tag(spec)} (not in the draft history).")
 

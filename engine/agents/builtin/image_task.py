@@ -77,3 +77,23 @@ def _holds(folder: Path, ids: set[str]) -> bool:
         return False
     stems = {p.stem for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
     return len(ids & stems) >= 0.5 * len(ids)
+
+
+def with_images(spec: dict[str, Any], task_dir: str | Path) -> dict[str, Any]:
+    """The spec reading the task's images, when it is an image task (else the spec as it was).
+    The table features (``features.py``) do not apply to pixels: the gene's list is emptied."""
+    images = image_gene(task_dir)
+    if images is None:
+        return spec
+    return {**spec, "data": {**spec["data"], "images": images, "features": []}}
+
+
+def image_feature_variant(out: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The ablation's feature change on an image task: the random convolutions, the costliest
+    features, taken out (or put back)."""
+    images = out["data"]["images"]
+    if "random_convolutions" in images["features"]:
+        images["features"] = [f for f in images["features"] if f != "random_convolutions"]
+        return "random convolution image features removed", out
+    images["features"] = [f for f in DEFAULT_IMAGE_FEATURES if f in images["features"] or f == "random_convolutions"]
+    return "random convolution image features added", out

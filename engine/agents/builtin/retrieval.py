@@ -6,7 +6,7 @@ import json
 
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, code_reply, require_spec
 from engine.agents.builtin.catalog import FAMILIES, estimator_class, example_code, family_for_name, retrieval_order
-from engine.agents.builtin.image_task import image_gene
+from engine.agents.builtin.image_task import with_images
 from engine.agents.builtin.render import new_spec, render_solution
 from engine.agents.builtin.search_rows import search_rows
 from engine.agents.builtin.spec import clone
@@ -39,10 +39,7 @@ def initial_spec(call: Call, model_name: str) -> dict:
             f"builtin init: no scikit-learn family matches the model {model_name!r}; "
             f"known families: {', '.join(FAMILIES)}")
     spec = new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), family, call.targets)
-    images = image_gene(call.ctx.task_dir)
-    if images is not None:  # an image task: its rows are read from image files
-        spec["data"] = {**spec["data"], "images": images, "features": []}
-    return with_text(spec, call.ctx.task_dir)
+    return with_text(with_images(spec, call.ctx.task_dir), call.ctx.task_dir)
 
 
 def init(call: Call) -> Reply:
