@@ -23,7 +23,7 @@ BLOCKS = Path(__file__).resolve().parents[2] / "engine" / "agents" / "builtin" /
 def _reader() -> dict:
     """The agent's own image reader (``image_read.py``), so both sides see the same pixels."""
     names: dict = {"np": np}
-    exec((BLOCKS / "image_read.py").read_text().split("# --- script ---\n")[1], names)  # noqa: S102 (our own block)
+    exec((BLOCKS / "image_read.py").read_text().split("# --- script ---\n")[1], names)
     return names
 
 
