@@ -29,13 +29,15 @@ from handlers.script_lines import SCORED_ROWS_LABEL
 MIN_CV_FOLDS = 2
 
 
-def cross_validation_code(train: dict[str, Any], *, folds: int, report_members: bool) -> str:
+def cross_validation_code(train: dict[str, Any], *, folds: int, report_members: bool,
+                          multi_target: bool = False) -> str:
     """The code from the cross-validation's start (``CV_STARTED``) to every member's validation
     predictions (``val_preds``, scored against ``y_score``); ``folds`` is the number the data
-    allows (``CV_FOLDS``, none past 20,000 rows)."""
+    allows (``CV_FOLDS``, none past 20,000 rows); ``multi_target``: several targets, whose folds
+    are drawn without stratifying."""
     window = bool(train.get("window_folds"))
     code = regions(block("cv"), deadline=window and not reads_deadline(train), window_folds=window,
-                   report_members=report_members)
+                   report_members=report_members, multi_target=multi_target)
     if window:
         code = set_constants(code, MIN_CV_FOLDS=str(MIN_CV_FOLDS))
     code = insert(code, deadline=block("deadline"), score_rows=score_rows_code(train.get("score_rows")))

@@ -47,12 +47,16 @@ def sizing_code(train: dict[str, Any]) -> str:
     return insert(code, deadline=block("deadline"))
 
 
-def setup_code(train: dict[str, Any]) -> str:
-    """The gene's settings, the blend, the sizing and the members: what every mode starts with."""
+def setup_code(train: dict[str, Any], *, multi_target: bool = False) -> str:
+    """The gene's settings, the blend, the sizing and the members: what every mode starts with
+    (``multi_target``: several targets, whose stacking meta-model is one per target)."""
     combine = train.get("combine", "mean")
     settings = block("training", COMBINE=quoted(combine), FINAL_FIT=quoted(train.get("final_fit", "holdout")),
                      BLEND_ROUNDS=str(int(train.get("rounds", 25))), META_C=str(float(train.get("meta_c", 1.0))))
-    return definitions(settings, block(f"blend_{combine}"), sizing_code(train), members_code(train))
+    blend = block(f"blend_{combine}")
+    if combine == "stacking":
+        blend = regions(blend, multi_target=multi_target)
+    return definitions(settings, blend, sizing_code(train), members_code(train))
 
 
 def validation_code(train: dict[str, Any]) -> str:
@@ -63,7 +67,7 @@ def validation_code(train: dict[str, Any]) -> str:
 def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
     """``mode="ablation"`` stops after the validation score and writes nothing."""
     train = spec["train"]
-    setup = lines(f"# builtin-gene: {dumps(train)}", setup_code(train),
+    setup = lines(f"# builtin-gene: {dumps(train)}", setup_code(train, multi_target=bool(spec.get("targets"))),
                   block("per_target") if spec.get("targets") else None)
     if mode == "solution" and train.get("rescore") is False and train.get("final_fit") == "full":
         # A test script whose combination learns nothing from out-of-fold predictions: the run
@@ -71,7 +75,8 @@ def render_train(spec: dict[str, Any], *, mode: str = "solution") -> str:
         return lines(setup, block("measured_score"), full_fit_and_predict(train), submission_code(spec))
     # An ablation study runs the script once per variant and only compares them: three folds
     # keep its cost inside a short Phase 2 (at --time-limit 120 five folds overran it).
-    cv = cross_validation_code(train, folds=3 if mode == "ablation" else 5, report_members=mode == "solution")
+    cv = cross_validation_code(train, folds=3 if mode == "ablation" else 5, report_members=mode == "solution",
+                               multi_target=bool(spec.get("targets")))
     if mode != "solution":
         return lines(setup, cv, validation_code(train))
     calibrated = bool(train.get("calibrate"))

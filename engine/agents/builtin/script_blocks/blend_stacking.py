@@ -13,6 +13,7 @@ from engine.agents.builtin.script_blocks.names import (
     TASK_KIND,
     KFold,
     LogisticRegression,
+    PerTarget,
     Ridge,
     StratifiedKFold,
     X_tr,
@@ -35,6 +36,10 @@ def fit_blender(val_preds, y_true):
     trained the member that predicted them), else, on a hold-out split, out-of-fold predictions
     of the training split (never on hold-out rows)."""
     meta = LogisticRegression(C=META_C, max_iter=2000) if TASK_KIND == "classification" else Ridge(alpha=1.0 / META_C)
+    # when multi_target:
+    # Several classification targets: a meta-model per target, on every member's columns.
+    meta = PerTarget(meta) if TASK_KIND == "classification" else meta
+    # end multi_target
     if cv_splits:
         return meta.fit(stack_features(val_preds), y_true)
     if TASK_KIND == "classification":

@@ -71,12 +71,18 @@ X_cv = pd.concat([X_tr, X_val])
 y_cv = np.concatenate([y_tr, y_val])
 # insert score_rows
 CV_FOLDS = __FOLDS__ if len(X_cv) <= 20000 else 0
+# when not multi_target:
 if CV_FOLDS and TASK_KIND == "classification" and np.bincount(y_cv).min() >= CV_FOLDS:
     cv_splits = list(StratifiedKFold(CV_FOLDS, shuffle=True, random_state=SEED).split(X_cv, y_cv))
 elif CV_FOLDS:
     cv_splits = list(KFold(CV_FOLDS, shuffle=True, random_state=SEED).split(X_cv))
 else:
     cv_splits = []
+# end multi_target
+# when multi_target:
+# Several targets: the folds are stratified on none of them.
+cv_splits = list(KFold(CV_FOLDS, shuffle=True, random_state=SEED).split(X_cv)) if CV_FOLDS else []
+# end multi_target
 y_score = y_cv if cv_splits else y_val
 val_preds = [None] * len(members)
 folds_fit = 0

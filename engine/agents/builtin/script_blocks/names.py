@@ -143,4 +143,5 @@ TARGET_COLUMNS: list[Any]
 score_target: Callable[[Any, Any], float]
 TARGETS: list[str]
 TARGET_CLASSES: list[Any]
+PerTarget: Any
 per_target_members: Callable[[list[tuple[str, Any]]], list[tuple[str, Any]]]
