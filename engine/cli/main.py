@@ -18,13 +18,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from engine.run.snapshots import state_of
 from engine.cli.errors import EngineGroup, fail
 from engine.cli.errors import exit_code_of as _exit_code
 from engine.cli.errors import user_errors as _user_errors
 from engine.cli.stores import UsageError, open_db
 from engine.config.presets import build_config
 from engine.run import lifecycle as runs_mod
+from engine.run.snapshots import state_of
 from replay.state import PipelineState
 from store.base import EventStore, StoreError
 from store.chain import require_intact_chain
