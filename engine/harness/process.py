@@ -225,11 +225,21 @@ async def run_process(
     * disk: when the space used under ``working_dir`` passes ``disk_limit_mb`` the tree is
       SIGKILLed and stderr ends with ``[harness] disk limit exceeded (N MB ...)``.
     """
-    interpreter = python or sys.executable
-    stdout_buf = CappedBuffer(output_limit_bytes)
-    stderr_buf = CappedBuffer(output_limit_bytes)
     log.info("harness.exec.start", path=str(script_path), cwd=str(working_dir), timeout=timeout_seconds)
     started = time.monotonic()
+    proc, monitor = await _spawn(python or sys.executable, script_path, working_dir, env, sandbox)
+    limits = _Limits(memory_mb=memory_limit_mb, disk_mb=disk_limit_mb,
+                     disk=DiskWatch(working_dir) if disk_limit_mb is not None else None)
+    output = (CappedBuffer(output_limit_bytes), CappedBuffer(output_limit_bytes))
+    run = _Supervised(proc, monitor, str(script_path), limits, sample_interval)
+    await run.until_done(timeout_seconds, kill_grace_seconds, output, started)
+    return run.outcome(timeout_seconds, output)
+
+
+async def _spawn(interpreter: str, script_path: str | os.PathLike[str], working_dir: str | os.PathLike[str],
+                 env: dict[str, str] | None, sandbox: Sandbox | None) -> tuple[Process, TreeMonitor]:
+    """Start the script held at a gate, and open the gate once the monitor watches it, so the
+    script is watched from its first instruction."""
     gate_read, gate_write = os.pipe()
     if sandbox is not None:
         argv = sandbox.command([interpreter, str(script_path)], cwd=working_dir,
@@ -239,14 +249,8 @@ async def run_process(
         argv = [interpreter, "-I", "-S", "-c", _GATE, str(gate_read), interpreter, str(script_path)]
         spawn_env = env
     try:
-        proc = await anyio.open_process(
-            argv,
-            stdin=subprocess.DEVNULL,
-            cwd=str(working_dir),
-            env=spawn_env,
-            start_new_session=True,
-            pass_fds=(gate_read,),
-        )
+        proc = await anyio.open_process(argv, stdin=subprocess.DEVNULL, cwd=str(working_dir), env=spawn_env,
+                                        start_new_session=True, pass_fds=(gate_read,))
     except BaseException:
         os.close(gate_write)
         raise
@@ -259,81 +263,107 @@ async def run_process(
             await _await_launcher(monitor, proc)
     finally:
         os.close(gate_write)  # opens the gate: the script starts now, already watched
-    timed_out = False
-    memory_exceeded = False
-    disk_exceeded = False
-    duration = 0.0
-    disk = DiskWatch(working_dir) if disk_limit_mb is not None else None
+    return proc, monitor
 
-    async def watch() -> None:
-        nonlocal memory_exceeded, disk_exceeded
+
+@dataclass
+class _Limits:
+    """The memory and disk limits a running script is held to, and which one it passed."""
+
+    memory_mb: float | None
+    disk_mb: float | None
+    disk: DiskWatch | None
+    exceeded: str | None = None  # "memory" | "disk"
+
+    def passed(self, monitor: TreeMonitor, script_path: str) -> bool:
+        if self.disk is not None and self.disk_mb is not None:
+            used = self.disk.poll()
+            if used is not None and used > self.disk_mb:
+                self.exceeded = "disk"
+                log.warning("harness.exec.disk_limit", path=script_path, limit_mb=self.disk_mb, used_mb=round(used, 1))
+                return True
+        if self.memory_mb is not None and monitor.last_rss_mb > self.memory_mb:
+            self.exceeded = "memory"
+            log.warning("harness.exec.memory_limit", path=script_path, limit_mb=self.memory_mb,
+                        rss_mb=round(monitor.last_rss_mb, 1))
+            return True
+        return False
+
+
+class _Supervised:
+    """One running script: its output drained, its limits watched, its tree killed at the end."""
+
+    def __init__(self, proc: Process, monitor: TreeMonitor, script_path: str, limits: _Limits,
+                 sample_interval: float) -> None:
+        self.proc, self.monitor, self.script_path = proc, monitor, script_path
+        self.limits, self.sample_interval = limits, sample_interval
+        self.timed_out = False
+        self.duration = 0.0
+
+    async def _watch(self) -> None:
         while True:
-            monitor.sample()
-            if disk is not None and disk_limit_mb is not None:
-                used = disk.poll()
-                if used is not None and used > disk_limit_mb:
-                    disk_exceeded = True
-                    log.warning("harness.exec.disk_limit", path=str(script_path), limit_mb=disk_limit_mb,
-                                used_mb=round(used, 1))
-                    await _kill_tree(monitor, proc)
-                    return
-            if memory_limit_mb is not None and monitor.last_rss_mb > memory_limit_mb:
-                memory_exceeded = True
-                log.warning("harness.exec.memory_limit", path=str(script_path), limit_mb=memory_limit_mb,
-                            rss_mb=round(monitor.last_rss_mb, 1))
-                await _kill_tree(monitor, proc)
+            self.monitor.sample()
+            if self.limits.passed(self.monitor, self.script_path):
+                await _kill_tree(self.monitor, self.proc)
                 return
-            await anyio.sleep(sample_interval)
+            await anyio.sleep(self.sample_interval)
 
-    try:
-        async with anyio.create_task_group() as readers:
-            readers.start_soon(_drain, proc.stdout, stdout_buf)
-            readers.start_soon(_drain, proc.stderr, stderr_buf)
-            async with anyio.create_task_group() as watchers:
-                watchers.start_soon(watch)
-                limit = timeout_seconds if math.isfinite(timeout_seconds) else None
-                with anyio.move_on_after(limit):
-                    await proc.wait()
-                if proc.returncode is None:
-                    timed_out = True
-                    log.warning("harness.exec.timeout", path=str(script_path), timeout=timeout_seconds)
-                    await _terminate_tree(monitor, proc, kill_grace_seconds)
-                duration = time.monotonic() - started
-                monitor.sample()
-                watchers.cancel_scope.cancel()
-            # Whatever the script left behind dies with it; the group signal also reaches
-            # members the monitor never sampled.
-            await _kill_tree(monitor, proc)
-            readers.cancel_scope.deadline = anyio.current_time() + _DRAIN_GRACE_SECONDS
-    finally:
-        # Shielded from a cancellation (the engine stopping) so that no script outlives it, and
-        # bounded, so that the stop is too: a process SIGKILL cannot end at once (stuck in the
-        # kernel) is left to the child watcher after _REAP_WAIT_SECONDS.
-        if proc.returncode is None or monitor.alive():
-            with anyio.CancelScope(shield=True):
+    async def _wait(self, timeout_seconds: float, kill_grace_seconds: float, started: float) -> None:
+        async with anyio.create_task_group() as watchers:
+            watchers.start_soon(self._watch)
+            with anyio.move_on_after(timeout_seconds if math.isfinite(timeout_seconds) else None):
+                await self.proc.wait()
+            if self.proc.returncode is None:
+                self.timed_out = True
+                log.warning("harness.exec.timeout", path=self.script_path, timeout=timeout_seconds)
+                await _terminate_tree(self.monitor, self.proc, kill_grace_seconds)
+            self.duration = time.monotonic() - started
+            self.monitor.sample()
+            watchers.cancel_scope.cancel()
+
+    async def until_done(self, timeout_seconds: float, kill_grace_seconds: float,
+                         output: tuple[CappedBuffer, CappedBuffer], started: float) -> None:
+        proc, monitor = self.proc, self.monitor
+        try:
+            async with anyio.create_task_group() as readers:
+                readers.start_soon(_drain, proc.stdout, output[0])
+                readers.start_soon(_drain, proc.stderr, output[1])
+                await self._wait(timeout_seconds, kill_grace_seconds, started)
+                # Whatever the script left behind dies with it; the group signal also reaches
+                # members the monitor never sampled.
                 await _kill_tree(monitor, proc)
-        with anyio.move_on_after(_REAP_WAIT_SECONDS, shield=True):
-            await proc.aclose()
+                readers.cancel_scope.deadline = anyio.current_time() + _DRAIN_GRACE_SECONDS
+        finally:
+            # Shielded from a cancellation (the engine stopping) so that no script outlives it, and
+            # bounded, so that the stop is too: a process SIGKILL cannot end at once (stuck in the
+            # kernel) is left to the child watcher after _REAP_WAIT_SECONDS.
+            if proc.returncode is None or monitor.alive():
+                with anyio.CancelScope(shield=True):
+                    await _kill_tree(monitor, proc)
+            with anyio.move_on_after(_REAP_WAIT_SECONDS, shield=True):
+                await proc.aclose()
 
-    stdout = stdout_buf.text()
-    stderr = stderr_buf.text()
-    kill_reason: str | None = None
-    if timed_out:
-        kill_reason = timeout_reason(timeout_seconds)
-    elif memory_exceeded:
-        kill_reason = memory_reason(memory_limit_mb or 0)
-    elif disk_exceeded:
-        kill_reason = disk_reason(disk_limit_mb or 0)
-    if kill_reason:
-        stderr = _append_note(stderr, kill_reason)
-    exit_code = -1 if timed_out else (proc.returncode if proc.returncode is not None else -1)
-    raw = ExecutionRawResult(
-        stdout=stdout, stderr=stderr, exit_code=exit_code, duration_seconds=duration, timed_out=timed_out
-    )
-    log.info("harness.exec.complete", path=str(script_path), exit_code=exit_code, duration=round(duration, 3),
-             peak_rss_mb=round(monitor.peak_rss_mb, 1), cpu_s=round(monitor.cpu_s, 3))
-    return ProcessOutcome(raw=raw, peak_rss_mb=monitor.peak_rss_mb, cpu_s=monitor.cpu_s,
-                          kill_reason=kill_reason, memory_exceeded=memory_exceeded)
+    def outcome(self, timeout_seconds: float, output: tuple[CappedBuffer, CappedBuffer]) -> ProcessOutcome:
+        stdout, stderr = output[0].text(), output[1].text()
+        kill_reason: str | None = None
+        if self.timed_out:
+            kill_reason = timeout_reason(timeout_seconds)
+        elif self.limits.exceeded == "memory":
+            kill_reason = memory_reason(self.limits.memory_mb or 0)
+        elif self.limits.exceeded == "disk":
+            kill_reason = disk_reason(self.limits.disk_mb or 0)
+        if kill_reason:
+            stderr = _append_note(stderr, kill_reason)
+        returncode = self.proc.returncode
+        exit_code = -1 if self.timed_out else (returncode if returncode is not None else -1)
+        raw = ExecutionRawResult(stdout=stdout, stderr=stderr, exit_code=exit_code,
+                                 duration_seconds=self.duration, timed_out=self.timed_out)
+        monitor = self.monitor
+        log.info("harness.exec.complete", path=self.script_path, exit_code=exit_code,
+                 duration=round(self.duration, 3), peak_rss_mb=round(monitor.peak_rss_mb, 1),
+                 cpu_s=round(monitor.cpu_s, 3))
+        return ProcessOutcome(raw=raw, peak_rss_mb=monitor.peak_rss_mb, cpu_s=monitor.cpu_s,
+                              kill_reason=kill_reason, memory_exceeded=self.limits.exceeded == "memory")
 
 
 async def execute_script(
