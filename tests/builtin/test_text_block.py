@@ -21,7 +21,7 @@ import pytest
 from engine.agents.builtin.ablation_variants import TEXT_COMPONENT, ablation_variant
 from engine.agents.builtin.catalog import FAMILIES
 from engine.agents.builtin.coordinate_search import apply_changes, dimensions
-from engine.agents.builtin.render import new_spec, render_solution
+from engine.agents.builtin.render import new_spec, render_ablation, render_solution
 from engine.agents.builtin.text_task import DEFAULT_TEXT, text_features, with_text
 from tests.builtin.datasets import binary_task
 from tests.builtin.text_datasets import review_task
@@ -96,6 +96,21 @@ def test_each_text_model_scores_far_above_the_script_without_text(reviews, tmp_p
     no_text, with_text_ = (_accuracy(reviews, run / "final" / "submission.csv")
                            for run in (tmp_path / "plain", tmp_path / "text"))
     assert with_text_ >= no_text + 0.15, (no_text, with_text_)
+
+
+def test_an_ablation_study_of_the_text_block_runs_its_variants_on_one_extraction(reviews, tmp_path):
+    # The early-stopping block imports time inside the study's functions: the text block must not
+    # read the clock through the script's module-level name there.
+    spec = _spec(reviews)
+    spec["train"]["early_stop"] = True
+    variants = [("baseline", "as is", spec)]
+    variants += [(c, *ablation_variant(spec, c)) for c in (TEXT_COMPONENT, "model_capacity")]  # type: ignore[misc]
+    run = _run(reviews, render_ablation(spec, variants), tmp_path / "study")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert [line.split(" | ")[0] for line in run.stdout.splitlines() if line.startswith("ABLATION ")] == [
+        "ABLATION baseline", "ABLATION text_features", "ABLATION model_capacity"]
+    # The capacity variant reads the text as the baseline does: its features come from the cache.
+    assert sum(line.startswith("Text features: ") for line in run.stdout.splitlines()) == 2
 
 
 def test_a_mixed_table_stacks_the_text_predictions_beside_its_numbers(mixed, tmp_path):
