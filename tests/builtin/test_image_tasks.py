@@ -55,8 +55,8 @@ def test_an_image_task_gets_an_image_gene_and_a_table_task_none(tmp_path: Path) 
 
 
 def test_a_quick_run_on_an_image_folder_task_ends_with_a_valid_submission(tmp_path: Path) -> None:
-    images, labels = digits_images(size=16)
-    task, answers = write_folder_task(tmp_path / "digits", images[:500], labels[:500], seed=1)
+    images, labels = digits_images(size=8)
+    task, answers = write_folder_task(tmp_path / "digits", images[:300], labels[:300], seed=1)
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
     run = subprocess.run(
         [sys.executable, "-m", "engine.cli.main", "start", "--task", str(task), "--agent", "builtin",
@@ -69,4 +69,4 @@ def test_a_quick_run_on_an_image_folder_task_ends_with_a_valid_submission(tmp_pa
     assert list(sub.columns) == ["id", "label"] and sorted(sub["id"]) == sorted(answers["id"])
     accuracy = (sub.set_index("id").loc[answers["id"], "label"].to_numpy() == answers["label"].to_numpy()).mean()
     # Ten classes: chance is 0.1; the digits are easy once the pixels are read at all.
-    assert accuracy > 0.8, accuracy
+    assert accuracy > 0.7, accuracy

@@ -86,8 +86,11 @@ def feature_frame(values):
     return pd.DataFrame(values, columns=[f"fe_image_{i}" for i in range(values.shape[1])])
 
 
-X = feature_frame(image_features(image_paths(train_df, TRAIN_IMAGES)))
-X_test = feature_frame(image_features(image_paths(test_df, TEST_IMAGES)))
+# Train and test images are read together: one size and one channel count for both.
+TRAIN_PATHS = image_paths(train_df, TRAIN_IMAGES)
+IMAGE_VALUES = image_features(TRAIN_PATHS + image_paths(test_df, TEST_IMAGES))
+X = feature_frame(IMAGE_VALUES[:len(TRAIN_PATHS)])
+X_test = feature_frame(IMAGE_VALUES[len(TRAIN_PATHS):])
 FEATURES = list(X.columns)
 BASE_NUM = list(X.columns)
 DATE_PATTERN = ""

@@ -109,9 +109,11 @@ def resample(values, axis, size):
 
 
 def read_images(paths, size):
-    """Every image at (size, size), as an (n, size, size, channels) array: colour (three
-    channels) when any image is in colour, grey images repeated into them; else one channel."""
+    """Every image at (size, size), or at its own side when the images are smaller (the first
+    one's: scaling up adds features, not information), as an (n, side, side, channels) array:
+    colour (three channels) when any image is in colour, grey images repeated into them."""
     images = [load_pixels(p) for p in paths]
+    size = max(8, min(size, max(images[0].shape[:2]))) if images else size
     images = [resample(resample(im, 0, size), 1, size) for im in images]
     colour = any(im.shape[2] == 3 and not (np.allclose(im[:, :, 0], im[:, :, 1])
                                            and np.allclose(im[:, :, 0], im[:, :, 2])) for im in images)
