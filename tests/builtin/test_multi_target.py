@@ -22,6 +22,7 @@ import pytest
 
 from engine.agents.base import AgentContext
 from engine.agents.builtin import BuiltinBackend
+from engine.agents.builtin.target_classes import target_columns
 from engine.grading import grader as grading
 from engine.tasks import loader
 from events.core import AgentCallRequested
@@ -85,6 +86,19 @@ def test_draft_and_test_version_write_the_sample_submissions_shape(tmp_path, tas
     report = grading.grade_submission(task, submission)
     assert report.valid_submission, report
     assert _good_enough(task_name, report.score), (report.score, validation)
+
+
+def test_target_columns_come_from_the_task_and_the_sample(tmp_path):
+    """Several targets when the sample asks for several train columns (task.yaml's order); a
+    sample of one column, or of one probability column per class, is one target."""
+    two = TASKS["diabetes_two_targets"](tmp_path / "two")
+    assert target_columns(two / "public") == ("progression", "s5")
+    (two / "task.yaml").write_text("target_columns: [s5, progression]\n")
+    assert target_columns(two / "public") == ("s5", "progression")
+    assert target_columns(TASKS["digits_map3"](tmp_path / "digits") / "public") == ()
+    per_class = TASKS["diabetes_rating"](tmp_path / "rating") / "public"
+    pd.DataFrame({"id": [1, 2], "1": 0.2, "2": 0.8}).to_csv(per_class / "sample_submission.csv", index=False)
+    assert target_columns(per_class) == ()
 
 
 def _holds_the_metrics_form(task_name: str, written: pd.DataFrame) -> None:

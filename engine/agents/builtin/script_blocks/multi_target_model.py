@@ -89,7 +89,9 @@ def per_target_members(members):
         if fits_jointly(model):
             scores = [score_predictions(y_val, predict_values(PerTarget(model, joint=form).fit(X_tr, y_tr), X_val))
                       for form in (False, True)]
-            joint = scores[1] > scores[0] if GREATER_IS_BETTER else scores[1] < scores[0]
+            # Rounded: ridge fits the same coefficients either way, and rounding noise must not choose.
+            joint_score, own_score = round(scores[1], 9), round(scores[0], 9)
+            joint = joint_score > own_score if GREATER_IS_BETTER else joint_score < own_score
             print(f"Member {name}: validation {METRIC} per target {scores[0]:.6f}, as one multi-output "
                   f"model {scores[1]:.6f}: {'one multi-output model' if joint else 'a model per target'}")
         chosen.append((name, PerTarget(model, joint=joint)))
