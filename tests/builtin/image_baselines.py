@@ -8,6 +8,7 @@ fitted on every train image, read at the size of the images), and of the given s
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,8 @@ def pixel_matrix(folder: Path, ids: pd.Series) -> np.ndarray:
     return read["read_images"](paths, first.shape[0]).reshape(len(paths), -1)
 
 
-def baseline_scores(task: Path, answers: pd.DataFrame) -> dict[str, float]:
+def baseline_scores(task: Path, answers: pd.DataFrame) -> Iterator[tuple[str, float]]:
+    """(baseline, test accuracy), each as soon as it is fitted."""
     train = pd.read_csv(task / "train.csv")
     x_train, x_test = pixel_matrix(task / "train", train["id"]), pixel_matrix(task / "test", answers["id"])
     models = {
@@ -42,8 +44,8 @@ def baseline_scores(task: Path, answers: pd.DataFrame) -> dict[str, float]:
         "pixels + histogram gradient booster": HistGradientBoostingClassifier(random_state=0),
     }
     truth = answers["label"].astype(str).to_numpy()
-    return {name: float((model.fit(x_train, train["label"].astype(str)).predict(x_test) == truth).mean())
-            for name, model in models.items()}
+    for name, model in models.items():
+        yield name, float((model.fit(x_train, train["label"].astype(str)).predict(x_test) == truth).mean())
 
 
 def submission_score(submission: Path, answers: pd.DataFrame) -> float:
@@ -53,10 +55,10 @@ def submission_score(submission: Path, answers: pd.DataFrame) -> float:
 
 def main(argv: list[str]) -> None:
     task, answers = Path(argv[0]), pd.read_csv(argv[1])
-    for name, score in baseline_scores(task, answers).items():
-        print(f"{name}: {score:.4f}")
     if len(argv) > 2:
-        print(f"builtin agent submission: {submission_score(Path(argv[2]), answers):.4f}")
+        print(f"builtin agent submission: {submission_score(Path(argv[2]), answers):.4f}", flush=True)
+    for name, score in baseline_scores(task, answers):
+        print(f"{name}: {score:.4f}", flush=True)
 
 
 if __name__ == "__main__":
