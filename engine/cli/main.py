@@ -133,16 +133,37 @@ def start(
     # with the command's process (the interpreter's start-up, the imports, preparing the task and
     # the backend's check count), not at its first event; called inside a longer-lived process, with the call.
     clock_started = runs_mod.command_clock_started()
+    cfg, params = _checked_start_inputs(
+        task, strategy=strategy, agent=agent, preset=preset, config=config, set_=set_, time_limit=time_limit,
+        max_budget=max_budget, sandbox=sandbox, reference_discussions=reference_discussions, run_id=run_id)
+    backend, checked = _checked_backend(agent, cfg, db)
+    store, path = _store(db, must_exist=False)
+    from engine.agents.select import selection_event
+
+    new_id = runs_mod.create_run(store, db=path, task_spec=task, strategy=strategy,
+                                 backend_name=getattr(backend, "record_name", agent), config=cfg, seed=seed,
+                                 run_id=run_id, deterministic_order=not completion_order, params=params,
+                                 selection=selection_event(backend, agent),  # in the log and --json
+                                 clock_started=clock_started)
+    if not json_out:
+        _announce_start(backend, agent, strategy, new_id, cfg)
+    _drive_and_report(store, new_id, json_out=json_out, backend=backend, checked=checked, just_created=True)
+
+
+def _checked_start_inputs(task: str, *, strategy: str, agent: str, preset: str, config: Path | None,
+                          set_: list[str], time_limit: int | None, max_budget: float | None, sandbox: str | None,
+                          reference_discussions: Path | None, run_id: str | None) -> tuple[Any, dict[str, object]]:
+    """Everything `engine start` is given, checked before the database, the run or any agent call
+    exists (REQ-OR-002: a bad task, config or file is exit 2): the settings and the run's params."""
     from engine.config.references import read_reference_discussions, with_contamination_check
     from engine.config.validate import InputError, validate_start
     from engine.tasks.check import start_refusal
 
     refusal = start_refusal(task)  # docs/tasks.md: a task that cannot produce a valid submission
-    if refusal:  # is refused before the database, the run or any agent call exists
+    if refusal:
         fail(refusal)
-
     params: dict[str, object] = {}
-    try:  # REQ-OR-002: bad task, config or file → exit 2, before the database or any event exists
+    try:
         if reference_discussions is not None:  # REQ-FN-030/034: the contamination check, on request
             params = with_contamination_check(params, read_reference_discussions(reference_discussions))
         cfg = build_config(preset=preset, config_file=config, overrides=set_,
@@ -153,29 +174,28 @@ def start(
         fail(str(exc))
     if run_id is not None:  # refused before the backend's check (which may cost) and before any database
         check_run_id(run_id)
+    return cfg, params
+
+
+def _checked_backend(agent: str, cfg: Any, db: str | None) -> tuple[Any, Any]:
+    """The agent backend, checked (a bad key or endpoint stops here, before the run exists)."""
     backend = runs_mod.make_backend(agent, cfg, db=runs_mod.db_path(db))
-    checked = runs_mod.preflight(backend)  # a bad key or endpoint stops here, before the run exists
+    checked = runs_mod.preflight(backend)
     price_note = getattr(backend, "price_warning", lambda _checked: None)(checked)  # a budget it cannot meter
     if price_note:
         err.print(f"[yellow]warning:[/] {escape(price_note)}", highlight=False, soft_wrap=True)
-    store, path = _store(db, must_exist=False)
-    from engine.agents.select import selection_event
+    return backend, checked
 
-    new_id = runs_mod.create_run(store, db=path, task_spec=task, strategy=strategy,
-                                 backend_name=getattr(backend, "record_name", agent), config=cfg, seed=seed,
-                                 run_id=run_id, deterministic_order=not completion_order, params=params,
-                                 selection=selection_event(backend, agent),  # in the log and --json
-                                 clock_started=clock_started)
-    if not json_out:
-        note = getattr(backend, "selection_note", "")
-        if note:
-            err.print(note)
-        agent_sandbox = getattr(backend, "sandbox_description", "")
-        if agent_sandbox:
-            err.print(f"agent {agent_sandbox}", highlight=False)
-        err.print(f"run [bold]{new_id}[/] started ({strategy}, agent {getattr(backend, 'name', agent)})")
-        _print_sandbox_warning(cfg)
-    _drive_and_report(store, new_id, json_out=json_out, backend=backend, checked=checked, just_created=True)
+
+def _announce_start(backend: Any, agent: str, strategy: str, run_id: str, cfg: Any) -> None:
+    note = getattr(backend, "selection_note", "")
+    if note:
+        err.print(note)
+    agent_sandbox = getattr(backend, "sandbox_description", "")
+    if agent_sandbox:
+        err.print(f"agent {agent_sandbox}", highlight=False)
+    err.print(f"run [bold]{run_id}[/] started ({strategy}, agent {getattr(backend, 'name', agent)})")
+    _print_sandbox_warning(cfg)
 
 
 @app.command()

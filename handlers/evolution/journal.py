@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from events.core import SolutionRecorded, SubmissionInfo
@@ -88,8 +89,10 @@ class Node:
     def debug_attempts(self) -> int:
         return self.event.debug_attempts
 
-    @property
+    @cached_property
     def genes(self) -> Genes:
+        """Parsed once per node: the gene pools read every node's genes at every step, and a
+        resume replays every step, so parsing them anew made a day-long run's resume quadratic."""
         return parse_genes(self.code)
 
 
