@@ -18,17 +18,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from engine.cli.errors import EngineGroup, fail
+from engine.cli.errors import EngineGroup
 from engine.cli.errors import exit_code_of as _exit_code
 from engine.cli.errors import user_errors as _user_errors
+from engine.cli.starting import announce_start, checked_backend, checked_start_inputs
 from engine.cli.stores import UsageError, open_db
-from engine.config.presets import build_config
 from engine.run import lifecycle as runs_mod
 from engine.run.snapshots import state_of
 from replay.state import PipelineState
 from store.base import EventStore, StoreError
 from store.chain import require_intact_chain
-from store.run_ids import check_run_id
 
 if TYPE_CHECKING:
     from rich.status import Status  # the progress line's, imported by rich when it is shown
@@ -133,10 +132,10 @@ def start(
     # with the command's process (the interpreter's start-up, the imports, preparing the task and
     # the backend's check count), not at its first event; called inside a longer-lived process, with the call.
     clock_started = runs_mod.command_clock_started()
-    cfg, params = _checked_start_inputs(
+    cfg, params = checked_start_inputs(
         task, strategy=strategy, agent=agent, preset=preset, config=config, set_=set_, time_limit=time_limit,
         max_budget=max_budget, sandbox=sandbox, reference_discussions=reference_discussions, run_id=run_id)
-    backend, checked = _checked_backend(agent, cfg, db)
+    backend, checked = checked_backend(agent, cfg, db)
     store, path = _store(db, must_exist=False)
     from engine.agents.select import selection_event
 
@@ -146,56 +145,8 @@ def start(
                                  selection=selection_event(backend, agent),  # in the log and --json
                                  clock_started=clock_started)
     if not json_out:
-        _announce_start(backend, agent, strategy, new_id, cfg)
+        announce_start(backend, agent, strategy, new_id, cfg)
     _drive_and_report(store, new_id, json_out=json_out, backend=backend, checked=checked, just_created=True)
-
-
-def _checked_start_inputs(task: str, *, strategy: str, agent: str, preset: str, config: Path | None,
-                          set_: list[str], time_limit: int | None, max_budget: float | None, sandbox: str | None,
-                          reference_discussions: Path | None, run_id: str | None) -> tuple[Any, dict[str, object]]:
-    """Everything `engine start` is given, checked before the database, the run or any agent call
-    exists (REQ-OR-002: a bad task, config or file is exit 2): the settings and the run's params."""
-    from engine.config.references import read_reference_discussions, with_contamination_check
-    from engine.config.validate import InputError, validate_start
-    from engine.tasks.check import start_refusal
-
-    refusal = start_refusal(task)  # docs/tasks.md: a task that cannot produce a valid submission
-    if refusal:
-        fail(refusal)
-    params: dict[str, object] = {}
-    try:
-        if reference_discussions is not None:  # REQ-FN-030/034: the contamination check, on request
-            params = with_contamination_check(params, read_reference_discussions(reference_discussions))
-        cfg = build_config(preset=preset, config_file=config, overrides=set_,
-                           extra={"time_limit_seconds": time_limit, "max_budget_usd": max_budget, "sandbox": sandbox,
-                                  "contamination_check": True if params else None})
-        validate_start(task, cfg, strategy=strategy, agent=agent)
-    except InputError as exc:
-        fail(str(exc))
-    if run_id is not None:  # refused before the backend's check (which may cost) and before any database
-        check_run_id(run_id)
-    return cfg, params
-
-
-def _checked_backend(agent: str, cfg: Any, db: str | None) -> tuple[Any, Any]:
-    """The agent backend, checked (a bad key or endpoint stops here, before the run exists)."""
-    backend = runs_mod.make_backend(agent, cfg, db=runs_mod.db_path(db))
-    checked = runs_mod.preflight(backend)
-    price_note = getattr(backend, "price_warning", lambda _checked: None)(checked)  # a budget it cannot meter
-    if price_note:
-        err.print(f"[yellow]warning:[/] {escape(price_note)}", highlight=False, soft_wrap=True)
-    return backend, checked
-
-
-def _announce_start(backend: Any, agent: str, strategy: str, run_id: str, cfg: Any) -> None:
-    note = getattr(backend, "selection_note", "")
-    if note:
-        err.print(note)
-    agent_sandbox = getattr(backend, "sandbox_description", "")
-    if agent_sandbox:
-        err.print(f"agent {agent_sandbox}", highlight=False)
-    err.print(f"run [bold]{run_id}[/] started ({strategy}, agent {getattr(backend, 'name', agent)})")
-    _print_sandbox_warning(cfg)
 
 
 @app.command()
@@ -266,14 +217,6 @@ def show_log(run_id: str, follow: bool = typer.Option(False, "--follow", "-f"),
             return
         sys.stdout.flush()
         time.sleep(0.5)
-
-
-def _print_sandbox_warning(cfg: Any) -> None:
-    from engine.sandbox import describe_resolution
-
-    level, message = describe_resolution(cfg.sandbox, runs_mod.sandbox_mode_for(cfg))
-    if level == "warning":
-        err.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 @app.command()
