@@ -134,7 +134,7 @@ def start(
     clock_started = runs_mod.command_clock_started()
     cfg, params = checked_start_inputs(
         task, strategy=strategy, agent=agent, preset=preset, config=config, set_=set_, time_limit=time_limit,
-        max_budget=max_budget, sandbox=sandbox, reference_discussions=reference_discussions, run_id=run_id)
+        max_budget=max_budget, sandbox=sandbox, reference_discussions=reference_discussions, run_id=run_id, db=db)
     backend, checked = checked_backend(agent, cfg, db)
     store, path = _store(db, must_exist=False)
     from engine.agents.select import selection_event

@@ -12,6 +12,7 @@ from rich.markup import escape
 from engine.cli.errors import fail
 from engine.config.presets import build_config
 from engine.run import lifecycle as runs_mod
+from engine.run.run_folder import refuse_run_dir_in_task
 from store.run_ids import check_run_id
 
 err = Console(stderr=True)
@@ -19,7 +20,8 @@ err = Console(stderr=True)
 
 def checked_start_inputs(task: str, *, strategy: str, agent: str, preset: str, config: Path | None,
                           set_: list[str], time_limit: int | None, max_budget: float | None, sandbox: str | None,
-                          reference_discussions: Path | None, run_id: str | None) -> tuple[Any, dict[str, object]]:
+                          reference_discussions: Path | None, run_id: str | None,
+                          db: str | None = None) -> tuple[Any, dict[str, object]]:
     """Everything `engine start` is given, checked before the database, the run or any agent call
     exists (REQ-OR-002: a bad task, config or file is exit 2): the settings and the run's params."""
     from engine.config.references import read_reference_discussions, with_contamination_check
@@ -41,6 +43,7 @@ def checked_start_inputs(task: str, *, strategy: str, agent: str, preset: str, c
         fail(str(exc))
     if run_id is not None:  # refused before the backend's check (which may cost) and before any database
         check_run_id(run_id)
+        refuse_run_dir_in_task(runs_mod.runs_root(runs_mod.db_path(db)) / run_id, task)
     return cfg, params
 
 

@@ -18,6 +18,7 @@ import anyio
 
 from engine.agents.base import AgentBackend
 from engine.run.driver import Driver, EngineError, Executors
+from engine.run.run_folder import refuse_run_dir_in_task
 from engine.run.strategies import load_strategy
 from events.base import Event, NewEvent
 from events.core import EvaluationCompleted, EvaluationRequested, RunStarted
@@ -251,6 +252,7 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
     if task is None:
         if task_spec is None:
             raise EngineError("a task is required (--task NAME|DIR)")
+        refuse_run_dir_in_task(run_dir, task_spec)
         task = prepare_task(task_spec, run_dir / "task")
     run_dir.mkdir(parents=True, exist_ok=True)
     sandbox_notice = _resolve_sandbox(config)

@@ -18,3 +18,20 @@ def test_run_files_go_next_to_the_database_and_runs_prints_the_id_whole(tmp_path
     assert listed.returncode == 0, listed.stderr
     assert LONG_ID in listed.stdout, listed.stdout
     assert all(len(line) <= 80 for line in listed.stdout.splitlines())
+
+
+def test_a_run_folder_that_would_be_the_task_folder_is_refused_before_anything_exists(tmp_path):
+    """`engine start --task wine --run-id wine --db ./e.db` in the task's parent folder would make the
+    task folder the run's folder: the agents' inputs, staged from the task folder into the run's,
+    would copy themselves without end. It is refused by name, before a database or run exists."""
+    from tests.tasks.folders import regression
+
+    task = regression(tmp_path / "wine")
+    before = sorted(p.name for p in task.iterdir())
+    for run_id, db in (("wine", tmp_path / "e.db"), ("inner", task / "e.db")):
+        proc = run_engine("start", "--task", task, "--agent", "builtin", "--preset", "quick", "--run-id", run_id,
+                          "--db", db, env=engine_env())
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "would overlap the task folder" in proc.stderr and "Traceback" not in proc.stderr
+        assert not db.exists()
+    assert sorted(p.name for p in task.iterdir()) == before
