@@ -101,7 +101,10 @@ def test_replay_and_rerun_refuse_a_tampered_run(toy_run, tmp_path: Path) -> None
     source.backup(target)
     source.close()
     target.close()
-    seq = _verified_seq(db) + 3  # an event appended after the run's last check (at its start)
+    # The shared toy run may have been opened (and so checked to its end) by other tests: this copy
+    # forgets that check, so the tampered event lies after the last verified one whatever ran before.
+    _sql(db, "DELETE FROM engine_meta WHERE key=?", VERIFIED_HEAD_KEY + "R")
+    seq = _verified_seq(db) + 3
     _sql(db, "UPDATE events SET scope='elsewhere' WHERE run_id='R' AND seq=?", seq)
     _refused(run_engine("replay", "R", "--db", db), seq, "replayed")
     _refused(run_engine("rerun", "R", "--db", db, "--run-id", "R2"), seq, "rerun")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from store.base import DatabaseLocked
-from store.sqlite import SQLiteEventStore
+from store.sqlite import SCHEMA_VERSION, SQLiteEventStore
 from tests.core.helpers import engine_env, run_engine
 from tests.core.store_contract import note
 from tests.store_faults.helpers import LOGS, RECORDED, database_of_runs, one_error_line, run_engine_as
@@ -90,11 +90,12 @@ def test_a_database_from_a_newer_engine_is_named(tmp_path: Path) -> None:
     database_of_runs(db, LOGS[:1])
     conn = sqlite3.connect(db)
     with conn:
-        conn.execute("UPDATE engine_meta SET value='2' WHERE key='schema'")
+        conn.execute("UPDATE engine_meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION + 1),))
     conn.close()
     for command in (("runs",), ("import", str(EXTRA_LOG))):
         line = one_error_line(run_engine(*command, "--db", db))
-        assert "was written by a newer engine (schema 2; this engine knows schema 1)" in line, line
+        assert (f"was written by a newer engine (schema {SCHEMA_VERSION + 1}; this engine knows schema "
+                f"{SCHEMA_VERSION})") in line, line
 
 
 def _hold_write_lock(db: Path) -> sqlite3.Connection:
