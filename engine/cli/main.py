@@ -302,6 +302,20 @@ _mount_optional()
 
 
 def main() -> None:
+    """The ``engine`` command. A Ctrl-C that no run is there to catch (while a command that drives
+    no run works, or a second one after a run recorded its stop) ends it with 130 and one line,
+    never a traceback."""
+    try:
+        _run_command()
+    except KeyboardInterrupt:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a third Ctrl-C while this line prints
+        err.print("[bold red]interrupted[/]")
+        sys.exit(130)
+
+
+def _run_command() -> None:
     import os
 
     from engine.config.logs import configure
@@ -312,6 +326,8 @@ def main() -> None:
         code = app(standalone_mode=False)  # click *returns* a typer.Exit's code in this mode
         if isinstance(code, int) and code:
             sys.exit(code)
+    except SystemExit:
+        raise  # the command's own exit: nothing below applies
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except _user_errors() as exc:
@@ -336,8 +352,12 @@ def main() -> None:
         # stopped by SIGINT recorded DriverStopped in 0.3 s, then its process took 11 s to go).
         if runs_mod.started_as_command():
             import gc
+            import signal
 
             gc.freeze()
+            # Only the exit is left: a Ctrl-C now (an impatient second one after a run recorded
+            # its stop) would raise in the interpreter's shutdown and print a traceback there.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _usage_errors() -> tuple[type[Any], ...]:  # two unrelated classes, both with .show()

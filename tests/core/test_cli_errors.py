@@ -187,3 +187,30 @@ def test_an_error_no_rule_foresaw_is_one_line_and_exit_1(tmp_path: Path) -> None
                                          ("-5", "--port '-5': expected a number at least 0")])
 def test_a_port_out_of_range_is_an_option_error(toy_run, port: str, needle: str) -> None:
     _expect(run_engine("ui", "--db", toy_run.db, "--port", port), 2, needle)
+
+
+_BUSY_COMMAND = """
+import sys, time
+import engine.cli.main as cli
+def busy(**_):
+    print("busy", flush=True)
+    time.sleep(600)
+cli.app = busy
+cli.main()
+"""
+
+
+def test_ctrl_c_while_a_command_works_ends_it_with_130_and_one_line() -> None:
+    """A SIGINT that no run is there to catch (a command that drives none, or an impatient second
+    Ctrl-C after a run recorded its stop) is a KeyboardInterrupt anywhere in the command's code,
+    even in the evaluation of an ``except`` clause: still one line and 130, no traceback."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", _BUSY_COMMAND], env=engine_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None and proc.stdout.readline() == "busy\n"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)  # a safety net, not a measurement
+    _expect(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), 130, "interrupted")
