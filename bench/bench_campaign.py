@@ -8,7 +8,8 @@ A 4-run campaign (2 tasks × 2 seeds, builtin agent, the small settings the camp
 on a local Ray cluster of ``--cpus`` CPUs (``ray.cluster_utils.Cluster``), against the same four
 runs started with ``engine start`` one after another, both on a fresh SQLite database. Reported:
 both wall times and their ratio (sequential / campaign: > 1 means the campaign is faster), and
-whether every run's best score is the same both ways (it must be: same seed, same decisions).
+whether every run's best score is the same both ways (it must be: same seed, same decisions; the
+bench exits 1 when it is not).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def best_scores(db: Path, cwd: Path) -> dict[str, float]:
     return {f"{r['task']}/{r['run_id'].split('-s')[-1][:1]}": r["best_score"] for r in rows}
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", default="iris,wine")
     parser.add_argument("--seeds", default="0,1")
@@ -81,7 +82,8 @@ def main() -> None:
     print(f"  the same runs one after another:          {sequential_s:7.1f} s")
     print(f"  wall ratio sequential / campaign:          {sequential_s / campaign_s:7.2f}")
     print(f"  same best scores both ways: {'yes' if same else 'NO'}")
+    return 0 if same else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -75,13 +75,14 @@ def _raw(url: str, schema: str, batches: list[int]) -> float:
     return seq / elapsed
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer events")
     parser.add_argument("--smoke", action="store_true", help="a few dozen events")
     args = parser.parse_args()
     single, batched, rounds = (20, 100, 1) if args.smoke else (100, 1000, 1) if args.quick else (1000, 10000, 3)
     print("PostgreSQL event store vs raw psycopg (same server, same durability)")
+    missed = False
     with server() as url:
         for label, batches in (("durable single-event appends/s", [1] * single),
                                ("durable batched appends/s (50/batch)", [50] * (batched // 50))):
@@ -93,8 +94,10 @@ def main() -> None:
             o, w = statistics.median(ours), statistics.median(raw)
             ratio = o / w
             verdict = "OK (>= 0.5)" if ratio >= 0.5 else "MISSED (< 0.5)"
+            missed = missed or ratio < 0.5
             print(f"  {label}: ours {o:,.0f} ev/s, raw psycopg {w:,.0f} ev/s; ratio ours/raw {ratio:.2f} {verdict}")
+    return 1 if missed and not args.smoke else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
