@@ -17,9 +17,10 @@ clock passes each point, the bench measures the store as it is then:
 * events and stored bytes (each run has a store of its own: the SQLite file, or the PostgreSQL
   tables with their indexes and TOAST), against the same run appended to a second store in the
   format before artifacts (every payload whole in its row) and without snapshots;
-* resume: in a fresh process, open the store, check the chain, read the log, fold it and rebuild
-  the handlers by feeding them every recorded input (``replay.verify``, what every resume does
-  before its first effect) — wall time and the process's peak RSS;
+* resume: in a fresh process, open the store, check the chain, then ``engine.run.rebuild.rebuild``
+  — what the driver does on every resume before its first effect: read the log once, fold it and
+  rebuild the handlers by feeding them every recorded input (``replay.verify``) — wall time and the
+  process's peak RSS; its parts (read, fold, the handlers' replay) are timed again apart after it;
 * ``engine status``: in a fresh process, the fold from the last snapshot, against today's fold of
   the whole log (the ratio);
 * the UI: ``engine ui`` started on the store; the runs list once the server is up, then the first
@@ -143,9 +144,8 @@ def peak_rss_mb():
             return int(line.split()[1]) / 1024
     return float("nan")
 
-t0 = time.perf_counter()
 from engine.run import lifecycle as runs
-from handlers.runtime import Runtime
+from engine.run import rebuild as resume
 from replay.state import fold
 from replay.verify import verify
 if strategy == "mle-star":
@@ -156,15 +156,16 @@ t_imports = time.perf_counter()
 store = runs.open_store(runs.DatabaseUrl(db) if db.startswith("postgres") else runs.Path(db), create=False)
 problem = store.check_chain(run_id)
 t_open = time.perf_counter()
-envelopes = list(store.read(run_id))
-t_read = time.perf_counter()
-state = fold(envelopes)
-t_fold = time.perf_counter()
-divergence, _ = verify(envelopes, lambda: Runtime(main))
+rebuilt = resume.rebuild(store, run_id, main)  # what Driver._load does: read once, fold, replay
 t_rebuild = time.perf_counter()
-assert problem is None and divergence is None, (problem, divergence)
-print(json.dumps({"resume_s": t_rebuild - t_imports, "open_s": t_open - t_imports, "read_s": t_read - t_open,
-                  "fold_s": t_fold - t_read, "rebuild_s": t_rebuild - t_fold, "events": state.events,
+assert problem is None and rebuilt.divergence is None, (problem, rebuilt.divergence)
+# its parts, timed apart afterwards (the GC paused as rebuild pauses it)
+with resume.gc_paused():
+    t = time.perf_counter(); envelopes = resume.read_for_resume(store, run_id); read_s = time.perf_counter() - t
+    t = time.perf_counter(); fold(envelopes); fold_s = time.perf_counter() - t
+    t = time.perf_counter(); verify(envelopes, lambda: resume.Runtime(main)); replay_s = time.perf_counter() - t
+print(json.dumps({"resume_s": t_rebuild - t_imports, "open_s": t_open - t_imports, "read_s": read_s,
+                  "fold_s": fold_s, "rebuild_s": replay_s, "events": rebuilt.state.events,
                   "peak_rss_mb": peak_rss_mb()}))
 """
 

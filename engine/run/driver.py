@@ -37,6 +37,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 if sys.version_info < (3, 11):  # pragma: no cover - the builtin arrived in 3.11
     from exceptiongroup import BaseExceptionGroup
 
+from engine.run.rebuild import rebuild
 from engine.run.snapshots import save_at_boundary
 from engine.run.stop_signals import StopSignals
 from events.base import EffectResult, NewEvent
@@ -54,8 +55,8 @@ from events.core import (
 from events.domain import EvaluationResult
 from events.spend import AgentSpendRecorded
 from handlers.runtime import Runtime
-from replay.state import PendingEffect, PipelineState, fold
-from replay.verify import Divergence, verify
+from replay.state import PendingEffect, PipelineState
+from replay.verify import Divergence
 from store.base import EventStore
 
 log = structlog.get_logger(__name__)
@@ -182,16 +183,14 @@ class Driver:
                 log.warning("lease_not_released", run_id=self.run_id, reason=str(exc) or type(exc).__name__)
 
     def _load(self) -> None:
-        envelopes = list(self.store.read(self.run_id))
-        self.state = fold(envelopes)
+        rebuilt = rebuild(self.store, self.run_id, self.main)
+        self.state = rebuilt.state
         if self.state.finished:
             raise RunFinished(f"run {self.run_id} is already {self.state.status}; nothing to resume")
         self._base_elapsed = self.state.elapsed_seconds
-        divergence, runtime = verify(envelopes, lambda: Runtime(self.main))
-        if divergence is not None:
-            raise HandlersChanged(divergence)
-        assert isinstance(runtime, Runtime)
-        self.runtime = runtime
+        if rebuilt.divergence is not None:
+            raise HandlersChanged(rebuilt.divergence)
+        self.runtime = rebuilt.runtime
 
     # --- the loop ---------------------------------------------------------------------------
 

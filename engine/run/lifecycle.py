@@ -1,12 +1,14 @@
-"""Starting and resuming runs: where files go, which backend and executors a run gets."""
+"""Starting and resuming runs: a run created, driven (new or resumed), and found again for grading.
+
+Where files go is ``engine/run/locations.py``, where a run's clock starts ``engine/run/clock.py``,
+the backend and executors a run gets ``engine/run/executors.py``; their names are re-exported here,
+where the commands have always found them."""
 
 from __future__ import annotations
 
 import itertools
-import os
 import secrets
 import shlex
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,11 +19,22 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from engine.agents.base import AgentBackend
-from engine.run.driver import Driver, EngineError, Executors
+from engine.run.clock import command_clock_started, process_started_monotonic, started_as_command
+from engine.run.driver import Driver, EngineError
+from engine.run.executors import gpu_info, make_backend, make_executors, preflight, sandbox_mode_for
+from engine.run.locations import (
+    DEFAULT_DB,
+    DEFAULT_RUNS_DIR,
+    DatabaseUrl,
+    db_path,
+    open_store,
+    runs_dir,
+    runs_root,
+)
 from engine.run.run_folder import refuse_run_dir_in_task
 from engine.run.strategies import load_strategy
 from events.base import Event, NewEvent
-from events.core import EvaluationCompleted, EvaluationRequested, RunStarted
+from events.core import RunStarted
 from events.domain import PipelineConfig, TaskDescription
 from events.sandbox import SandboxMode, SandboxNotice
 from handlers.patches import adopted_by_new_runs
@@ -31,98 +44,9 @@ from replay.state import PipelineState, fold
 from store.base import EventStore, RunExists
 from store.chain import require_intact_chain
 from store.run_ids import check_run_id
-from store.sqlite import SQLiteEventStore
 
 if TYPE_CHECKING:  # the task loader (pandas) is imported only by the commands that load a task
     from engine.tasks import LoadedTask
-
-DEFAULT_DB = Path("engine-runs") / "engine.db"
-DEFAULT_RUNS_DIR = Path("engine-runs")
-
-
-class DatabaseUrl(str):
-    """A ``postgresql://…`` event database given as --db or $ENGINE_DB. Path-like where callers
-    written for a database file need it: ``exists()`` leaves the question to the server (opening the
-    store says clearly if it is unreachable or empty), ``parent`` is the runs directory."""
-
-    def exists(self) -> bool:
-        return True
-
-    def resolve(self) -> DatabaseUrl:
-        return self
-
-    @property
-    def parent(self) -> Path:
-        return runs_dir()
-
-
-def process_started_monotonic() -> float:
-    """When this process started, on ``time.monotonic()``'s scale (REQ-OR-024: a run's limit is
-    the wall clock of the command that starts it, so its clock counts the interpreter's start-up
-    and the imports before the command's first line: 0.7 s of ``engine start`` here)."""
-    import psutil
-
-    try:
-        age = time.time() - psutil.Process().create_time()
-    except psutil.Error:      # a process table we may not read: count from now
-        age = 0.0
-    return time.monotonic() - max(0.0, age)
-
-
-def command_clock_started() -> float:
-    """Where ``engine start``'s run clock starts (REQ-OR-024): when this process started if it was
-    started as the ``engine`` command (its ``__main__`` is the command's entry: the console script
-    or ``python -m engine.cli``), else now. A call of the command inside a long-lived process (a
-    test or a notebook calling ``main()``) counts from the call: that process's age is not the
-    run's (a pytest worker 1,072 s old had used up a 900 s limit before the run began)."""
-    return process_started_monotonic() if started_as_command() else time.monotonic()
-
-
-def started_as_command() -> bool:
-    """This process was started as the ``engine`` command: its ``__main__`` is the command's entry."""
-    entry = sys.modules.get("__main__")
-    spec = getattr(entry, "__spec__", None)
-    return getattr(getattr(entry, "main", None), "__module__", None) == "engine.cli.main" or (
-        spec is not None and spec.name in ("engine.cli.__main__", "engine.cli.main"))
-
-
-def runs_dir() -> Path:
-    """Where runs' working files live when the database is a server: $ENGINE_RUNS_DIR, else
-    ./engine-runs. On a cluster, a directory every worker mounts (see README, campaigns)."""
-    return Path(os.environ.get("ENGINE_RUNS_DIR") or DEFAULT_RUNS_DIR).resolve()
-
-
-def db_path(explicit: str | Path | None = None) -> Path | DatabaseUrl:
-    """--db, else $ENGINE_DB, else ./engine-runs/engine.db; a postgresql:// URL selects PostgreSQL."""
-    value = str(explicit) if explicit else os.environ.get("ENGINE_DB") or ""
-    if value.startswith(("postgresql://", "postgres://")):
-        return DatabaseUrl(value)
-    path = Path(value) if value else DEFAULT_DB
-    if path.is_dir():  # a folder where the database file goes (--db engine-runs): say so, not "unable to open"
-        raise EngineError(f"the event database {path} is a directory; give the database file in it "
-                          f"(e.g. --db {path / 'engine.db'}) or a postgresql:// URL")
-    return path
-
-
-def runs_root(db: Path | DatabaseUrl) -> Path:
-    """Each run's working files live next to the database file (<db dir>/<run-id>/), or under
-    :func:`runs_dir` for a database server."""
-    return db.resolve().parent
-
-
-def open_store(db: Path | DatabaseUrl, *, create: bool = True) -> EventStore:
-    """$ENGINE_BUSY_TIMEOUT_MS: how long to wait for another process's lock (default 5000)."""
-    if isinstance(db, DatabaseUrl):
-        try:
-            from store.postgres import PostgresEventStore
-        except ImportError:
-            raise EngineError("a postgresql:// database needs the cluster extra: pip install 'mle-engine[cluster]'") \
-                from None
-        return PostgresEventStore(str(db), create=create)
-    raw = os.environ.get("ENGINE_BUSY_TIMEOUT_MS", "").strip()
-    if raw and not raw.isdigit():
-        raise EngineError(f"ENGINE_BUSY_TIMEOUT_MS must be a number of milliseconds, not {raw!r}")
-    return SQLiteEventStore(db, create=create, busy_timeout_ms=int(raw) if raw else 5000)
 
 
 def new_run_id() -> str:
@@ -135,98 +59,6 @@ class PreparedTask:
     description: TaskDescription
     public_dir: Path
     label: str
-
-
-def make_backend(name: str, config: PipelineConfig, *, db: str | Path | None = None) -> AgentBackend:
-    """Resolve ``--agent`` (claude|builtin|replay:RUN|auto|module:Attr) to a backend.
-
-    The backend remembers the name to record in RunStarted (``record_name``): the resolved
-    one, so that ``auto`` resumes with the backend it chose, and a one-line
-    ``selection_note`` saying why.
-    """
-    from engine.agents.select import select_backend
-
-    replay_source = None
-    if name.startswith("replay:"):
-        source_run = name.split(":", 1)[1]
-        store = open_store(db_path(db), create=False)
-        from engine.agents.recorded import ReplayBackend
-
-        replay_source = ReplayBackend(list(store.read(source_run)), source_label=f"run {source_run}")
-        backend: Any = replay_source
-        backend.record_name = name
-        backend.selection_note = f"backend: replay (answers recorded in run {source_run})"
-        return backend
-    choice = select_backend(name, config=config)
-    backend = choice.backend
-    resolved = name if ":" in name else choice.name
-    try:
-        backend.record_name = resolved
-        backend.selection_note = choice.explanation
-    except AttributeError:  # a backend with __slots__: fall back to a wrapper-free record
-        pass
-    return backend
-
-
-def gpu_info() -> dict[str, Any]:
-    try:
-        from engine.harness import detect_gpu_info
-
-        return dict(detect_gpu_info())
-    except Exception:  # GPU probing must never stop a run
-        return {"cuda_available": False}
-
-
-def sandbox_mode_for(config: PipelineConfig) -> SandboxMode:
-    """The sandbox mode evaluations of a run get on this machine (``--sandbox``), or an
-    ``EngineError`` naming the package to install when bwrap is required but unusable."""
-    from engine.sandbox import SandboxUnavailable, resolve_mode
-
-    try:
-        return resolve_mode(config.sandbox)
-    except SandboxUnavailable as exc:
-        raise EngineError(str(exc)) from None
-
-
-def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBackend,
-                   record: Callable[[Any, str], None] | None = None,
-                   protected: tuple[str, ...] = (), sandbox_mode: SandboxMode = "none",
-                   clock: Callable[[], float] | None = None) -> Executors:
-    """``record`` appends a bookkeeping event (spend seen by the agent executor);
-    ``sandbox_mode``: bwrap|none (see ``sandbox_mode_for``); ``protected``: host paths no
-    evaluation may see (the database), besides the task's private answers; ``clock``: the
-    driver's driven time, from which an agent call's deadline becomes its time limit."""
-    from engine.run.agent_calls import AgentExecutor
-
-    gpu = gpu_info()
-    agent = AgentExecutor(driver_state, backend, gpu, record, clock=clock)
-
-    async def evaluate(request: EvaluationRequested, code: str) -> EvaluationCompleted:
-        from engine.harness.executor import EvalContext, run_evaluation
-
-        run = driver_state().context()
-        task_dir = run.task_dir
-        from engine.tasks.layout import sample_submission_for
-
-        sample = sample_submission_for(task_dir)  # as task.yaml names it, not only sample_submission.csv
-        cfg = run.config
-        ctx = EvalContext(run_dir=run.run_dir, task_dir=task_dir,
-                          sample_submission=sample, metric=run.task.evaluation_metric,
-                          subsample_limit=cfg.subsample_limit, memory_limit_mb=cfg.memory_limit_mb, gpu_info=gpu,
-                          sandbox_mode=sandbox_mode, protected=protected, env_pass=cfg.eval_env_pass)
-        if cfg.evaluation_executor == "ray":
-            from engine.run.ray_eval import evaluate_on_ray
-
-            return await evaluate_on_ray(request, code, ctx, cpus=cfg.evaluation_cpus, gpus=cfg.evaluation_gpus)
-        return await run_evaluation(request, code, ctx)
-
-    return Executors(agent=agent, evaluate=evaluate)
-
-
-def preflight(backend: AgentBackend) -> Any:
-    """The backend's start-up check (if it has one): raises BackendUnavailable in seconds."""
-    check = getattr(backend, "preflight", None)
-    return anyio.run(check) if check is not None else None
 
 
 def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None = None, task_spec: str | None = None,
@@ -294,7 +126,9 @@ _NOTICE_SEARCH_EVENTS = 500
 def recorded_sandbox_mode(store: Any, run_id: str, config: PipelineConfig) -> SandboxMode:
     """The sandbox mode a (resumed) run drives with: the one resolved at its start, required
     again (a run that started under bwrap never continues unsandboxed), else ``--sandbox``."""
-    reader = store.read(run_id)
+    # Read as sealed where the store can: the notice holds no artifact, and resolving the prompts
+    # of the first events cost every resume a read of their artifacts.
+    reader = getattr(store, "read_sealed", store.read)(run_id)
     try:
         for env in itertools.islice(reader, _NOTICE_SEARCH_EVENTS):
             if env.type == "SandboxNotice":
@@ -423,3 +257,10 @@ def task_of_run(run_dir: Path, public_dir: Path) -> LoadedTask:
                 return task
             fallback = fallback or task
     return fallback or load_task(public_dir)
+
+
+__all__ = ["DEFAULT_DB", "DEFAULT_RUNS_DIR", "DatabaseUrl", "PreparedTask", "RunFilesMissing", "command_clock_started",
+           "create_run", "db_path", "drive", "drive_async", "gpu_info", "locate_run_submission", "make_backend",
+           "make_executors", "new_run_id", "open_store", "preflight", "prepare_task", "process_started_monotonic",
+           "recorded_sandbox_mode", "require_run_files", "runs_dir", "runs_root", "sandbox_mode_for",
+           "started_as_command", "task_of_run"]

@@ -101,6 +101,9 @@ class Journal:
     direction: MetricDirection
     nodes: list[Node] = field(default_factory=list)
     _by_id: dict[str, Node] = field(default_factory=dict)
+    # parent id -> its merge/mutate children in journal order: the pheromone of every node counts
+    # its children at every step, and a scan per node made each step quadratic in the journal
+    _children: dict[str, list[Node]] = field(default_factory=dict)
 
     def apply(self, event: NodeAppended, code: str, submission: SubmissionInfo | None = None) -> Node:
         if event.index != len(self.nodes):
@@ -110,6 +113,9 @@ class Journal:
         node = Node(event=event, code=code, fitness=fitness_of(event.score, self.direction), submission=submission)
         self.nodes.append(node)
         self._by_id[node.id] = node
+        if node.operator in ("merge", "mutate"):
+            for parent in dict.fromkeys(node.parents):  # a parent named twice has the child once
+                self._children.setdefault(parent, []).append(node)
         return node
 
     def __len__(self) -> int:
@@ -134,7 +140,8 @@ class Journal:
         return None if dead + valid == 0 else dead / (dead + valid)
 
     def children_of(self, node_id: str) -> list[Node]:
-        return [n for n in self.nodes if n.operator in ("merge", "mutate") and node_id in n.parents]
+        """The merge and mutate nodes naming ``node_id`` among their parents, in journal order."""
+        return list(self._children.get(node_id, ()))
 
     def draft_history(self) -> list[dict[str, Any]]:
         """(step, approach_tag, metric or "failed") of every node that is not dead and has a tag,

@@ -1,0 +1,115 @@
+"""What a resume does before its first effect: read the log once, fold it, and rebuild the handlers
+by feeding them every recorded input (``replay.verify``; the decisions they make again must equal
+the recorded ones). The driver does this on every resume, and bench/bench_longrun.py times this
+very function.
+
+A resume reads the log as sealed and resolves the artifacts (store/artifacts.py) of every event
+but the requests whose effect has ended: a finished agent call's prompt, the bulk of a long run's
+log, is needed by nothing a resume does. The fold keeps only such a request's short values, and
+``replay.verify`` compares the prompt the handlers build again with the recorded digest
+(``same_decision``). A request still pending is resolved whole: the driver runs it again.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from events.base import Envelope, event_class
+from handlers.runtime import Runtime
+from replay.state import REQUEST_TYPES, RESULT_TYPES, PipelineState, fold
+from replay.verify import Divergence, verify
+from store.artifacts import REF_KEY, describe_artifact_problem, is_ref, resolved
+from store.base import CorruptLog
+
+ENDED_BY = RESULT_TYPES | {"EffectCancelled"}  # an effect with one of these recorded is over
+
+
+@dataclass
+class Rebuilt:
+    """The fold of the whole log, the handlers fed every input, and the first divergence (None:
+    the handlers agree with every recorded decision)."""
+
+    state: PipelineState
+    runtime: Runtime
+    divergence: Divergence | None
+
+
+def rebuild(store: Any, run_id: str, main: Callable[..., Any]) -> Rebuilt:
+    """Read, fold and replay ``run_id`` through fresh handlers running ``main``."""
+    with gc_paused():
+        envelopes = read_for_resume(store, run_id)
+        state = fold(envelopes)
+        divergence, runtime = verify(envelopes, lambda: Runtime(main))
+    assert isinstance(runtime, Runtime)
+    return Rebuilt(state=state, runtime=runtime, divergence=divergence)
+
+
+def read_for_resume(store: Any, run_id: str) -> list[Envelope]:
+    """The run's log, with the artifacts of every event resolved but those of ended requests.
+    A store without sealed reads (no artifacts) is read as it is."""
+    read_sealed = getattr(store, "read_sealed", None)
+    reader_of = getattr(store, "artifact_reader", None)
+    if read_sealed is None or reader_of is None:
+        return list(store.read(run_id))
+    sealed = list(read_sealed(run_id))
+    ended = {env.payload.get("effect_id") for env in sealed if env.type in ENDED_BY}
+    wanted: list[tuple[int, list[str]]] = []
+    for i, env in enumerate(sealed):
+        digests = digests_in(env.payload, [])
+        if digests and needs_whole(env, ended):
+            wanted.append((i, digests))
+    reader = reader_of()
+    problems = {p.digest: p for p in reader.load(d for _, digests in wanted for d in digests)}
+    for i, digests in wanted:
+        env = sealed[i]
+        problem = next((problems[d] for d in digests if d in problems), None)
+        if problem is not None:
+            raise CorruptLog(describe_artifact_problem(run_id, env.seq, problem))
+        sealed[i] = env.model_copy(update={"payload": resolved(env.payload, reader.texts)})
+    return sealed
+
+
+def needs_whole(env: Envelope, ended: set[Any]) -> bool:
+    """Whether a resume reads an event (one with artifacts) whole: any but a request whose effect
+    has ended and which is in its type's current version (an older one is upcast by loading it)."""
+    if env.type not in REQUEST_TYPES or env.payload.get("effect_id") not in ended:
+        return True
+    return env.version != event_class(env.type).version
+
+
+def digests_in(value: Any, found: list[str]) -> list[str]:
+    """The artifact digests ``value`` refers to, added to ``found`` (``store.artifacts.refs_in``
+    without a generator per level: every payload of the log is walked)."""
+    if isinstance(value, dict):
+        if is_ref(value):
+            found.append(value[REF_KEY])
+        else:
+            for v in value.values():
+                if isinstance(v, (dict, list)):
+                    digests_in(v, found)
+    elif isinstance(value, list):
+        for v in value:
+            if isinstance(v, (dict, list)):
+                digests_in(v, found)
+    return found
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic GC paused while the log and the handlers' state are built: they allocate
+    hundreds of thousands of objects that live on, and each collection would rescan them all
+    (a fifth of a day-long evolve run's rebuild). Cycles made meanwhile are collected after."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+__all__ = ["Rebuilt", "read_for_resume", "rebuild"]
