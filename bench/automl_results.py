@@ -176,6 +176,15 @@ def relative(ours: float | None, theirs: float | None, rule: Score) -> float | N
     return (mine - flaml) / abs(flaml) + 0.0  # + 0.0: no "-0.00%"
 
 
+def not_worse(run: dict, rule: Score) -> bool:
+    """Whether a run's final submission graded at least as well as its best Phase 1 candidate."""
+    final, phase1 = run.get("score"), run.get("phase1")
+    if final is None or phase1 is None:
+        return False
+    # Equal up to float noise counts as kept.
+    return rule.at_least(final, phase1) or math.isclose(final, phase1, rel_tol=0.0, abs_tol=1e-12)
+
+
 def rule_of(row: dict) -> Score:
     """How a row's task compares scores (a row keeps the direction as its ``maximize`` flag)."""
     from events.domain import MetricDirection
@@ -202,31 +211,40 @@ def seed_gaps(rows: list[dict], task: str, strategy: str, peer: str) -> list[flo
 
 def heldout_ledger(rows: list[dict], strategies: list[str], peers: list[str]) -> list[str]:
     """Per strategy and peer, over every task ever registered held out (rule 8 of
-    docs/heldout-protocol.md), burned ones marked ``*``: wins, ties within noise, losses, the
-    mean relative gap over the tasks with a result, and the tasks without one, named, so a task
-    never leaves the figures unseen."""
-    from engine.tasks.protocol import EVER_HELD_OUT, is_burned
+    docs/heldout-protocol.md), burned ones marked ``*``, and again over the tasks still blind
+    alone (the pre-registered set, which no run was read for): wins, ties within noise, losses,
+    the mean relative gap over the tasks with a result, and the tasks without one, named, so a
+    task never leaves the figures unseen."""
+    from engine.tasks.protocol import EVER_HELD_OUT, HELD_OUT, is_burned
 
     lines = ["## Every task ever registered held out (burned: *)", ""]
     if not peers:
         return [*lines, f"no peer row to compare with, over the {len(EVER_HELD_OUT)} tasks"]
-    for strategy in strategies:
-        for peer in peers:
-            verdicts: dict[str, list[str]] = {"win": [], "tie": [], "loss": []}
-            missing, gaps_by_task = [], []
-            for task in EVER_HELD_OUT:
-                label = f"{task}*" if is_burned(task) else task
-                gaps = seed_gaps(rows, task, strategy, peer)
-                if gaps is None:
-                    missing.append(label)
-                    continue
-                verdicts[task_verdict(gaps)].append(label)
-                gaps_by_task.append(mean(gaps))
-            gap = f"{mean(gaps_by_task) + 0.0:+.2%}" if gaps_by_task else "n/a"
-            lines.append(f"- {strategy} vs {peer}, {len(EVER_HELD_OUT)} tasks: {len(verdicts['win'])} wins, "
-                         f"{len(verdicts['tie'])} ties within noise, {len(verdicts['loss'])} losses, mean relative "
-                         f"gap {gap} over {len(gaps_by_task)}; "
-                         + "; ".join(f"{name}: {', '.join(tasks) or 'none'}" for name, tasks in
-                                     (("wins", verdicts["win"]), ("ties", verdicts["tie"]),
-                                      ("losses", verdicts["loss"]), ("no result", missing))))
+    blind = tuple(t for t in HELD_OUT if not is_burned(t))
+    for scope, tasks in (("", EVER_HELD_OUT), ("still blind, ", blind)):
+        lines += [verdict_line(rows, strategy, peer, tasks, scope) for strategy in strategies for peer in peers]
     return lines
+
+
+def verdict_line(rows: list[dict], strategy: str, peer: str, tasks: tuple[str, ...], scope: str) -> str:
+    """One strategy against one peer over ``tasks``: wins, ties within noise, losses, the mean
+    relative gap over the tasks with a result, and each task named under its verdict."""
+    from engine.tasks.protocol import is_burned
+
+    verdicts: dict[str, list[str]] = {"win": [], "tie": [], "loss": []}
+    missing, gaps_by_task = [], []
+    for task in tasks:
+        label = f"{task}*" if is_burned(task) else task
+        gaps = seed_gaps(rows, task, strategy, peer)
+        if gaps is None:
+            missing.append(label)
+            continue
+        verdicts[task_verdict(gaps)].append(label)
+        gaps_by_task.append(mean(gaps))
+    gap = f"{mean(gaps_by_task) + 0.0:+.2%}" if gaps_by_task else "n/a"
+    return (f"- {strategy} vs {peer}, {scope}{len(tasks)} tasks: {len(verdicts['win'])} wins, "
+            f"{len(verdicts['tie'])} ties within noise, {len(verdicts['loss'])} losses, mean relative "
+            f"gap {gap} over {len(gaps_by_task)}; "
+            + "; ".join(f"{name}: {', '.join(names) or 'none'}" for name, names in
+                        (("wins", verdicts["win"]), ("ties", verdicts["tie"]),
+                         ("losses", verdicts["loss"]), ("no result", missing))))

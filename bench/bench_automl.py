@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import subprocess
 import sys
@@ -54,6 +53,7 @@ from bench.automl_results import (  # noqa: E402
     earlier_results,
     heldout_ledger,
     kept_rows,
+    not_worse,
     provenance,
     relative,
     results_of,
@@ -199,7 +199,7 @@ def table(rows: list[dict], strategies: list[str], peers: list[str]) -> str:
             cells += [_pct(relative(ours, _m([r[p]["score"] for r in mine]), rule)) for p in peers]
         # Only MLE-STAR has Phase 1 candidates; an evolve-only table has nothing to compare.
         staged = [r["mle-star"] for r in mine if "mle-star" in r and r["mle-star"].get("phase1") is not None]
-        kept = sum(1 for run in staged if _not_worse(run, rule))
+        kept = sum(1 for run in staged if not_worse(run, rule))
         cells.append(f"{kept}/{len(mine)}" if staged else "n/a")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -207,7 +207,8 @@ def table(rows: list[dict], strategies: list[str], peers: list[str]) -> str:
 
 def summary(rows: list[dict], strategies: list[str], peers: list[str]) -> list[str]:
     """Per strategy and peer, over the tasks of ``rows``: ahead on how many, within 1 % on how
-    many; and the least fraction of the limit any of our runs used."""
+    many; the least fraction of the limit any of our runs used; and how many final submissions
+    graded below their run's best Phase 1 candidate."""
     tasks = list(dict.fromkeys(r["task"] for r in rows))
     out = []
     for s in strategies:
@@ -229,6 +230,10 @@ def summary(rows: list[dict], strategies: list[str], peers: list[str]) -> list[s
         parts.append(f"limit used {_f(min(used) if used else None, '.0%')}-{_f(max(used) if used else None, '.0%')}"
                      f", valid submissions {valid}/{len(rows)}"
                      f", valid with {FULL_USE:.0%}-100 % of the limit used {full}/{len(rows)}")
+        # Issue 64: how often the final choice graded below the best Phase 1 candidate.
+        staged = [r for r in rows if r[s].get("phase1") is not None and r[s].get("score") is not None]
+        below = sum(1 for r in staged if not not_worse(r[s], rule_of(r)))
+        parts += [f"final graded below the best Phase 1 candidate in {below}/{len(staged)} runs"] if staged else []
         out.append(f"{s}: " + "; ".join(parts))
     return out
 
@@ -253,14 +258,6 @@ def report(rows: list[dict], strategies: list[str], peers: list[str]) -> str:
     if heldout:
         blocks.append("\n".join(heldout_ledger(rows, strategies, peers)))
     return "\n\n".join(blocks)
-
-
-def _not_worse(run: dict, rule: Score) -> bool:
-    final, phase1 = run.get("score"), run.get("phase1")
-    if final is None or phase1 is None:
-        return False
-    # Equal up to float noise counts as kept.
-    return rule.at_least(final, phase1) or math.isclose(final, phase1, rel_tol=0.0, abs_tol=1e-12)
 
 
 def _automl_python(choice: str | None) -> str:

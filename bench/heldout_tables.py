@@ -2,7 +2,7 @@
 
     python bench/heldout_tables.py [--out docs/heldout-results.md] [--check]
 
-For each time limit the kept held-out rows were measured at, the report of the engine code most
+For each time limit the kept held-out rows (``heldout-*.json`` and ``automl-*.json``) were measured at, the report of the engine code most
 recently measured there (the latest commit, by git's commit time, among our rows' provenance) with
 every peer row that answers for the same task, seed and limit — the tables `bench_automl.py
 --report` prints for that code. The page is generated, never edited by hand: after adding rows
@@ -36,11 +36,22 @@ def commit_time(commit: str) -> int | None:
     return int(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
 
 
+def kept_files(results: Path = RESULTS) -> list[Path]:
+    """The kept rows' files: ``heldout-*.json`` and ``make bench-automl``'s ``automl-*.json`` (whose
+    held-out rows count as much; ``latest_code_per_limit`` and the report read only those)."""
+    return sorted([*results.glob("heldout-*.json"), *results.glob("automl-*.json")])
+
+
 def latest_code_per_limit(paths: list[Path]) -> dict[int, tuple[str, str]]:
-    """limit -> (commit, code fingerprint) of the newest engine code our kept rows were measured on."""
+    """limit -> (commit, code fingerprint) of the newest engine code our kept rows of held-out
+    tasks were measured on (a development row in the same file does not decide it)."""
+    from engine.tasks.protocol import EVER_HELD_OUT
+
     newest: dict[int, tuple[int, str, str]] = {}
     for path in paths:
         for row in read_rows(path):
+            if row["task"] not in EVER_HELD_OUT:
+                continue
             for who, result in results_of(row).items():
                 provenance = result.get("provenance") or {}
                 if who in PEERS or result.get("preset") != PRESET or not provenance.get("code"):
@@ -76,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--check", action="store_true", help="exit 1 when the page is not what the rows give")
     args = parser.parse_args(argv)
-    paths = sorted(RESULTS.glob("heldout-*.json"))
+    paths = kept_files()
     if not paths:
         sys.exit(f"no held-out rows in {RESULTS}")
     text = page(paths)

@@ -79,7 +79,21 @@ def test_the_summary_counts_runs_that_used_at_least_90_percent_of_the_limit_and_
     rows[1]["mle-star"]["wall_s"] = 100.0    # 83 %: too early
     rows[3]["mle-star"]["wall_s"] = 121.0    # past the limit
     (line,) = bench.summary(rows, ["mle-star"], ["flaml"])
-    assert line.endswith("limit used 83%-101%, valid submissions 3/4, valid with 90%-100 % of the limit used 1/4")
+    assert line.endswith("limit used 83%-101%, valid submissions 3/4, valid with 90%-100 % of the limit used 1/4"
+                         "; final graded below the best Phase 1 candidate in 0/3 runs")
+
+
+def test_the_summary_counts_final_submissions_graded_below_their_best_phase1_candidate():
+    # rmse (lower is better): seed 0 ended worse than its Phase 1 best, seed 1 better, seed 2 equal;
+    # seed 3 failed and seed 4 has no Phase 1 grade, so neither is counted.
+    rows = [_row("bikes", 0, 42.5, 41.0, 42.0), _row("bikes", 1, 40.0, 41.0, 42.0), _row("bikes", 2, 41.0, 41.0, 42.0),
+            _row("bikes", 3, None, 41.0, 42.0), _row("bikes", 4, 40.0, None, 42.0)]
+    # AUC (higher is better) on another task: its final below Phase 1 counts too, by its own direction.
+    rows += [{**_row("cars", 0, 0.80, 0.82, 0.81), "metric": "roc_auc", "maximize": True},
+             {**_row("cars", 1, 0.83, 0.82, 0.81), "metric": "roc_auc", "maximize": True}]
+    (line,) = bench.summary(rows, ["mle-star"], ["flaml"])
+    assert line.endswith("; final graded below the best Phase 1 candidate in 2/5 runs")
+    assert "final graded below" not in bench.summary(rows, ["evolve"], ["flaml"])[0]   # no Phase 1 to compare
 
 
 def test_peer_results_are_reused_per_peer_task_seed_and_limit_from_earlier_json(tmp_path):
