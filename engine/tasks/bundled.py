@@ -3,6 +3,7 @@
 ``prepare_bundled(name, dest)`` writes::
 
     dest/prepared/public/{train.csv,test.csv,sample_submission.csv,description.md}
+                            (an image task: train/<id>.png and test/<id>.png, no test.csv)
     dest/prepared/private/answers.csv
     dest/prepared/task.json        (metric, columns, leaderboard, sha256 of every file)
 
@@ -25,6 +26,7 @@ import structlog
 
 from engine.tasks.baseline import naive_predictions
 from engine.tasks.bundled_data import SPECS, BundledSpec
+from engine.tasks.bundled_image_files import image_split
 from engine.tasks.description import render_description
 from engine.tasks.leaderboard import from_gap
 from engine.tasks.loader import load_task
@@ -32,7 +34,7 @@ from engine.tasks.meta_io import TASK_JSON, dump_meta, write_atomic
 from engine.tasks.metrics import metric_info, score_predictions
 from engine.tasks.model import LoadedTask, ScoringSpec, TaskError, TaskMeta
 from engine.tasks.reference import reference_score
-from events.domain import DataModality
+from engine.tasks.reference_media import pixel_reference_score
 
 log = structlog.get_logger(__name__)
 
@@ -114,25 +116,34 @@ def _csv(frame: pd.DataFrame) -> bytes:
 def _render(spec: BundledSpec) -> tuple[dict[str, bytes], TaskMeta]:
     """Every file of the prepared task, in memory, plus its metadata (without file hashes)."""
     train, test = _split(spec)
+    images = image_split(spec, train, test, ID_COLUMN) if spec.images is not None else None
+    if images is not None:
+        train, test = images.train, images.test
     scoring = _scoring(spec, train)
     answers = test[[ID_COLUMN, spec.target]]
     features = test.drop(columns=[spec.target])
     sample = _sample_submission(spec, scoring, test[ID_COLUMN], train)
 
     baseline = score_predictions(scoring, answers, naive_predictions(scoring, train, test[ID_COLUMN]))
-    reference = reference_score(scoring, train, features, answers)
+    if images is not None:
+        reference = pixel_reference_score(scoring, train, images.train_pixels, test[ID_COLUMN],
+                                          images.test_pixels, answers)
+    else:
+        reference = (spec.reference or reference_score)(scoring, train, features, answers)
     files = {
         "public/train.csv": _csv(train),
-        "public/test.csv": _csv(features),
+        # An image task's test rows are its test/ folder, as in an image competition's download.
+        **({} if images is not None else {"public/test.csv": _csv(features)}),
         "public/sample_submission.csv": _csv(sample),
         "public/description.md": render_description(spec, scoring, train, features, sample),
         "private/answers.csv": _csv(answers),
+        **(images.files if images is not None else {}),
     }
     info = metric_info(spec.metric)
     meta = TaskMeta(
         competition_id=spec.name,
         task_type=spec.task_type,
-        data_modality=DataModality.tabular,
+        data_modality=spec.modality,
         evaluation_metric=info.name,
         metric_direction=info.direction,
         id_column=ID_COLUMN,
@@ -142,7 +153,7 @@ def _render(spec: BundledSpec) -> tuple[dict[str, bytes], TaskMeta]:
         sample_submission="sample_submission.csv",
         answers="answers.csv",
         train_file="train.csv",
-        test_file="test.csv",
+        test_file=None if images is not None else "test.csv",
         leaderboard=from_gap(baseline, reference),
         bundled=spec.name,
     )

@@ -22,9 +22,11 @@ from engine.tasks.bundled_films_places import FILMS_PLACES_SPECS
 from engine.tasks.bundled_galaxies import GALAXY_SPECS
 from engine.tasks.bundled_heldout2 import HELDOUT2_SPECS
 from engine.tasks.bundled_heldout3 import HELDOUT3_SPECS
+from engine.tasks.bundled_image import IMAGE_SPECS
 from engine.tasks.bundled_measurements import MEASUREMENT_SPECS
 from engine.tasks.bundled_more import MORE_SPECS
 from engine.tasks.bundled_spec import BundledSpec
+from engine.tasks.bundled_text import TEXT_SPECS
 from events.domain import TaskType
 
 
@@ -247,5 +249,7 @@ SPECS: dict[str, BundledSpec] = {
         *BASEBALL_SPECS,
         *HELDOUT2_SPECS,
         *HELDOUT3_SPECS,
+        *TEXT_SPECS,
+        *IMAGE_SPECS,
     )
 }

@@ -44,6 +44,21 @@ def _submission_text(spec: BundledSpec, scoring: ScoringSpec) -> str:
     return f"For each `id` in the test set, predict `{spec.target}`."
 
 
+def _data_files(spec: BundledSpec, train: pd.DataFrame, test: pd.DataFrame) -> str:
+    if spec.images is not None:
+        files = [
+            f"- **train.csv** — {len(train)} rows: an `id` and the target `{spec.target}`.",
+            f"- **train/** — {len(train)} images, `<id>.png`, one per row of train.csv.",
+            f"- **test/** — {len(test)} images, `<id>.png`, one per row of sample_submission.csv.",
+        ]
+    else:
+        files = [
+            f"- **train.csv** — {len(train)} rows: an `id`, the features and the target `{spec.target}`.",
+            f"- **test.csv** — {len(test)} rows: an `id` and the same features, without the target.",
+        ]
+    return "\n".join([*files, "- **sample_submission.csv** — a submission in the correct format."])
+
+
 def render_description(spec: BundledSpec, scoring: ScoringSpec, train: pd.DataFrame,
                        test: pd.DataFrame, sample: pd.DataFrame) -> bytes:
     example = sample.head(3).to_csv(index=False, lineterminator="\n").strip()
@@ -55,9 +70,7 @@ def render_description(spec: BundledSpec, scoring: ScoringSpec, train: pd.DataFr
 
 ## Data
 
-- **train.csv** — {len(train)} rows: an `id`, the features and the target `{spec.target}`.
-- **test.csv** — {len(test)} rows: an `id` and the same features, without the target.
-- **sample_submission.csv** — a submission in the correct format.
+{_data_files(spec, train, test)}
 
 ### Features
 

@@ -47,7 +47,8 @@ def _features(train: pd.DataFrame, test: pd.DataFrame,
     return prep, frame(train), frame(test)
 
 
-def _predict(model: Pipeline, spec: ScoringSpec, kind: str, x_test: pd.DataFrame, ids: pd.Series) -> pd.DataFrame:
+def predictions_of(model: Pipeline, spec: ScoringSpec, kind: str, x_test: pd.DataFrame | np.ndarray,
+                   ids: pd.Series) -> pd.DataFrame:
     out = pd.DataFrame({spec.id_column: np.asarray(ids)})
     columns = list(spec.target_columns)
     if kind != "probability":
@@ -85,7 +86,7 @@ def reference_score(spec: ScoringSpec, train: pd.DataFrame, test: pd.DataFrame,
     for estimator in models:
         prep, x_train, x_test = _features(train, test, spec.id_column)
         model = make_pipeline(prep, estimator).fit(x_train, target)
-        predictions = _predict(model, spec, info.kind, x_test, test[spec.id_column])
+        predictions = predictions_of(model, spec, info.kind, x_test, test[spec.id_column])
         scores.append(score_predictions(spec, answers, predictions))
     best = Score(info.direction).best_index(scores, Ties.FIRST_WINS)
     if best is None:

