@@ -88,6 +88,22 @@ BURNED: dict[str, str] = {
 EVER_HELD_OUT: tuple[str, ...] = tuple(dict.fromkeys((*HELD_OUT, *BURNED)))
 SETS: dict[str, tuple[str, ...]] = {"dev": DEVELOPMENT, "heldout": HELD_OUT}
 
+# Text and image tasks (issue 62; docs/heldout-protocol.md, "Text and image tasks"): the same
+# rules, sets of their own, reported apart from the tables and by kind, each measured against the
+# peers of its kind (bench/automl_media_peers.py). The held-out ones were committed with their
+# criteria before any run of any model on them.
+MEDIA_KINDS: dict[str, str] = {
+    "fortune-file": "text", "handwritten-digits-mnist": "image",
+    "wordnet-noun-category": "text", "icon-context": "image", "bible-verse-section": "mixed",
+}
+MEDIA_DEVELOPMENT: tuple[str, ...] = ("fortune-file", "handwritten-digits-mnist")
+MEDIA_HELD_OUT: tuple[str, ...] = ("wordnet-noun-category", "icon-context", "bible-verse-section")
+# Media tasks held out and since burned (rule 6), with when and why; none yet.
+MEDIA_BURNED: dict[str, str] = {}
+# Every media task ever registered held out (rule 5): heldout_registry.json's "media_tasks".
+MEDIA_EVER_HELD_OUT: tuple[str, ...] = tuple(dict.fromkeys((*MEDIA_HELD_OUT, *MEDIA_BURNED)))
+MEDIA_SETS: dict[str, tuple[str, ...]] = {"dev": MEDIA_DEVELOPMENT, "heldout": MEDIA_HELD_OUT}
+
 
 def is_burned(task: str) -> bool:
     """Whether a held-out task's runs were read to debug (rule 6)."""
@@ -97,3 +113,13 @@ def is_burned(task: str) -> bool:
 def set_of(task: str) -> str | None:
     """"dev", "heldout", or None for a task outside the protocol (a user's own directory)."""
     return next((name for name, tasks in SETS.items() if task in tasks), None)
+
+
+def kind_of(task: str) -> str:
+    """"text", "image" or "mixed" (a table with a text column) for a media task, else "tabular"."""
+    return MEDIA_KINDS.get(task, "tabular")
+
+
+def media_set_of(task: str) -> str | None:
+    """"dev" or "heldout" for a text or image task, None for any other."""
+    return next((name for name, tasks in MEDIA_SETS.items() if task in tasks), None)

@@ -9,7 +9,7 @@ import pytest
 from engine.tasks import list_bundled, load_task, prepare_bundled
 from engine.tasks.bundled import TEST_FRACTION, _split
 from engine.tasks.bundled_data import SPECS
-from engine.tasks.protocol import DEVELOPMENT, HELD_OUT, SETS, set_of
+from engine.tasks.protocol import DEVELOPMENT, HELD_OUT, MEDIA_DEVELOPMENT, MEDIA_HELD_OUT, SETS, set_of
 
 # Prepared in the tests (zip-state and flight-delay take longer: their loaders are checked instead).
 PREPARED = ["digits", "seattle-weather", "football-goals", "bird-strike-damage", "earthquake-magnitude", "car-origin",
@@ -27,7 +27,8 @@ SECOND_HELD_OUT = {
 
 
 def test_every_bundled_task_is_in_exactly_one_set_of_the_protocol():
-    assert sorted(SPECS) == sorted(DEVELOPMENT + HELD_OUT)
+    # The text and image tasks' sets are the protocol's too (issue 62; tests/tasks/test_bundled_media.py).
+    assert sorted(SPECS) == sorted(DEVELOPMENT + HELD_OUT + MEDIA_DEVELOPMENT + MEDIA_HELD_OUT)
     assert not set(DEVELOPMENT) & set(HELD_OUT)
     assert {set_of(name) for name in DEVELOPMENT} == {"dev"} and {set_of(name) for name in HELD_OUT} == {"heldout"}
     assert set_of("my-own-task") is None and set(SETS) == {"dev", "heldout"}
