@@ -184,20 +184,23 @@ def bench_fold(tmp: Path, n_events: int, rounds: int = 3) -> None:
     path = tmp / "big.db"
     build_big_run(path, n_events)
     store = SQLiteEventStore(path, create=False)
-    reads, folds = [], []
+    reads, folds, fold_cpu = [], [], []
     for _ in range(rounds):
         t0 = time.perf_counter()
         envs = list(store.read("BIG"))
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         state = fold(envs)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         reads.append(t1 - t0)
         folds.append(t2 - t1)
+        fold_cpu.append(c2 - c1)
     assert state.events == n_events, state.events
     store.close()
     r, f = min(reads), min(folds)
-    row(f"fold {n_events:,} events", f"fold {f * 1000:,.0f} ms", f"(read from store {r * 1000:,.0f} ms; "
-        f"read+fold {(r + f) * 1000:,.0f} ms)", "OK (< 1 s)" if f < 1.0 else "MISSED (>= 1 s)")
+    # The target is on wall time; the CPU time beside it tells a slow fold from a shared machine.
+    row(f"fold {n_events:,} events", f"fold {f * 1000:,.0f} ms", f"(CPU {min(fold_cpu) * 1000:,.0f} ms; "
+        f"read from store {r * 1000:,.0f} ms; read+fold {(r + f) * 1000:,.0f} ms)",
+        "OK (< 1 s)" if f < 1.0 else "MISSED (>= 1 s)")
 
 
 # --- 3. resume latency --------------------------------------------------------------------------
@@ -270,7 +273,8 @@ def bench_resume(tmp: Path, n_events: int, rounds: int = 3) -> None:
     best = min(runs_seen, key=lambda x: x["latency"])
     ms = best["latency"] * 1000
     row(f"resume latency ({best['events']:,}-event run)", f"{ms:,.0f} ms",
-        f"(median of {rounds}: {statistics.median(x['latency'] for x in runs_seen) * 1000:,.0f} ms; "
+        f"(CPU {best['cpu'] * 1000:,.0f} ms; "
+        f"median of {rounds}: {statistics.median(x['latency'] for x in runs_seen) * 1000:,.0f} ms; "
         f"within: read {best['read'] * 1000:,.0f} ms, fold {best['fold'] * 1000:,.0f} ms, "
         f"replay-verify {best['verify'] * 1000:,.0f} ms per pass)", "OK (< 300 ms)" if ms < 300 else "MISSED (>= 300 ms)")
 
