@@ -1,8 +1,9 @@
 """The preamble (imports, task constants, metric) and the DATA gene, assembled from their blocks.
 
 The code is in ``script_blocks/``: ``preamble.py`` and ``metrics.py``; ``data.py`` (with
-``extra_train.py``, ``side_table.py``, ``subsample.py`` and ``features.py`` going in at its
-insertion points) and ``preprocessor.py``.
+``extra_train.py``, ``side_table.py``, ``target.py``, ``subsample.py``, ``features.py``,
+``labels.py``, ``text_features.py`` and ``holdout_split.py`` going in at its insertion points) and
+``preprocessor.py``.
 """
 
 from __future__ import annotations
@@ -65,15 +66,22 @@ def _text(data: dict[str, Any]) -> str:
                  TEXT_VOCABULARY=str(int(text["vocabulary"])))
 
 
+def _labelled_rows(data: dict[str, Any]) -> dict[str, str]:
+    """What ``data.py`` and ``image_data.py`` share, at their insertion points of these names: the
+    target found, the search's row cap, the labels and the validation split."""
+    subsample = render_subsample_block(int(data["subsample"])) if data.get("subsample") else ""
+    return {"target": block("target"), "subsample": subsample, "labels": block("labels"),
+            "split": block("holdout_split", VAL_SIZE=str(float(data.get("val_size", 0.2))))}
+
+
 def render_data(spec: dict[str, Any], *, indent: str = "") -> str:
     data = spec["data"]
     gene = {k: v for k, v in data.items() if k != "subsample"}
-    subsample = render_subsample_block(int(data["subsample"])) if data.get("subsample") else ""
     if data.get("images"):
-        code = render_image_data(data, subsample)
+        code = render_image_data(data, _labelled_rows(data))
     else:
-        code = insert(block("data", MANY_CLASSES=str(MANY_CLASSES), VAL_SIZE=str(float(data.get("val_size", 0.2)))),
-                      tables=_tables(data), subsample=subsample, features=_features(data), free_text=_text(data))
+        code = insert(block("data", MANY_CLASSES=str(MANY_CLASSES)), tables=_tables(data),
+                      features=_features(data), free_text=_text(data), **_labelled_rows(data))
     prep = block("preprocessor", NATIVE_MISSING_FAMILIES=repr(NATIVE_MISSING_FAMILIES), PREP=py_repr(data["prep"]))
     targets = block("multi_target_data", TARGETS=repr(list(spec["targets"]))) if spec.get("targets") else None
     text = lines(f"# builtin-gene: {dumps(gene)}", code, prep, targets)

@@ -1,16 +1,17 @@
 """The DATA gene, part 1: the task's files read, the target found, the features and the split.
 
-The target is the one submission column train.csv also has; otherwise the sample submission asks
-for one probability column per class and the target is the train column test.csv lacks. At
-``# insert tables`` go the extra labelled rows and side tables the gene names
-(``extra_train.py``, ``side_table.py``), at ``# insert subsample`` the search's row cap
-(``subsample.py``), at ``# insert features`` the gene's features (``features.py``), at ``# insert free_text`` the
-free-text columns' stacked predictions when the gene reads them (``text_features.py``).
+At ``# insert tables`` go the extra labelled rows and side tables the gene names
+(``extra_train.py``, ``side_table.py``), at ``# insert target`` the target found (``target.py``),
+at ``# insert subsample`` the search's row cap (``subsample.py``), at ``# insert features`` the
+gene's features (``features.py``), at ``# insert labels`` the labels (``labels.py``), at
+``# insert free_text`` the free-text columns' stacked predictions when the gene reads them
+(``text_features.py``), at ``# insert split`` the validation split (``holdout_split.py``).
+``image_data.py`` shares the target, labels and split blocks.
 """
 
 # mypy: allow-untyped-defs
 
-from engine.agents.builtin.script_blocks.names import SEED, TASK_KIND, np, pd, train_test_split
+from engine.agents.builtin.script_blocks.names import TARGET, TASK_KIND, pd
 
 # --- script ---
 train_df = pd.read_csv("./input/train.csv")
@@ -18,16 +19,7 @@ test_df = pd.read_csv("./input/test.csv")
 sample_sub = pd.read_csv("./input/sample_submission.csv")
 # insert tables
 ID_COL = sample_sub.columns[0]
-SUB_COLS = list(sample_sub.columns[1:])
-# One submission column that train.csv also has is the target; otherwise the sample asks
-# for one probability column per class and the target is the train column test lacks.
-PER_CLASS_COLUMNS = not (len(SUB_COLS) == 1 and SUB_COLS[0] in train_df.columns)
-if PER_CLASS_COLUMNS:
-    TARGET = [c for c in train_df.columns if c not in test_df.columns and c != ID_COL][0]
-else:
-    TARGET = SUB_COLS[0]
-train_df = train_df.dropna(subset=[TARGET]).reset_index(drop=True)
-TRAIN_ROWS = len(train_df)  # every labelled row: what the test version fits on
+# insert target
 # insert subsample
 FEATURES = [c for c in train_df.columns if c not in (ID_COL, TARGET) and c in test_df.columns]
 BASE_NUM = [c for c in FEATURES if pd.api.types.is_numeric_dtype(train_df[c])
@@ -70,15 +62,6 @@ X = add_features(train_df)
 X_test = add_features(test_df)
 NUM_COLS = [c for c in X.columns if c in BASE_NUM or str(c).startswith("fe_")]
 CAT_COLS = [c for c in X.columns if c not in NUM_COLS]
-if TASK_KIND == "classification":
-    y, CLASSES = pd.factorize(train_df[TARGET], sort=True)
-    CLASSES = np.asarray(CLASSES)
-    counts = np.bincount(y)
-    stratify = y if counts.min() >= 2 else None
-else:
-    y = train_df[TARGET].to_numpy(dtype=float)
-    stratify = None
+# insert labels
 # insert free_text
-VAL_SIZE = 0.2
-X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=VAL_SIZE, random_state=SEED,
-                                            stratify=stratify)
+# insert split

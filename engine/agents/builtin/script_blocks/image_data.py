@@ -3,7 +3,9 @@
 In place of ``data.py`` when the task's rows are images: train.csv names the ids and labels, the
 images sit in folders by id (``train/<id>.png``) or are named in a column; test.csv is optional
 (the sample submission's ids name the test images). The same names as ``data.py`` come out, every
-feature numeric, so the rest of a script does not change. Features are cached in the run's
+feature numeric, so the rest of a script does not change; the target, the labels and the split are
+``data.py``'s own blocks (``target.py``, ``labels.py``, ``holdout_split.py``) at the insertion
+points of the same names. Features are cached in the run's
 evaluation folder (``../image_features``, beside each evaluation's own folder), so the search's
 later scripts on the same rows and settings do not compute them again; where the sandbox keeps
 that folder read-only, every script computes its own.
@@ -21,7 +23,7 @@ from engine.agents.builtin.script_blocks.image_features import (
     PIXEL_SIZE,
 )
 from engine.agents.builtin.script_blocks.image_read import read_images
-from engine.agents.builtin.script_blocks.names import SEED, TASK_KIND, np, os, pd, train_test_split
+from engine.agents.builtin.script_blocks.names import SEED, np, os, pd
 
 # --- script ---
 import hashlib
@@ -30,14 +32,7 @@ train_df = pd.read_csv("./input/train.csv")
 sample_sub = pd.read_csv("./input/sample_submission.csv")
 ID_COL = sample_sub.columns[0]
 test_df = pd.read_csv("./input/test.csv") if os.path.exists("./input/test.csv") else sample_sub[[ID_COL]].copy()
-SUB_COLS = list(sample_sub.columns[1:])
-PER_CLASS_COLUMNS = not (len(SUB_COLS) == 1 and SUB_COLS[0] in train_df.columns)
-if PER_CLASS_COLUMNS:
-    TARGET = [c for c in train_df.columns if c not in test_df.columns and c != ID_COL][0]
-else:
-    TARGET = SUB_COLS[0]
-train_df = train_df.dropna(subset=[TARGET]).reset_index(drop=True)
-TRAIN_ROWS = len(train_df)  # every labelled row: what the test version fits on
+# insert target
 # insert subsample
 IMAGE_COLUMN = None  # a column naming each row's image file; None: found by id in the folders
 TRAIN_IMAGES = "train"
@@ -98,14 +93,5 @@ DATE_COLS: list = []
 NAME_COLS: list = []
 NUM_COLS = list(X.columns)
 CAT_COLS: list = []
-if TASK_KIND == "classification":
-    y, CLASSES = pd.factorize(train_df[TARGET], sort=True)
-    CLASSES = np.asarray(CLASSES)
-    counts = np.bincount(y)
-    stratify = y if counts.min() >= 2 else None
-else:
-    y = train_df[TARGET].to_numpy(dtype=float)
-    stratify = None
-VAL_SIZE = 0.2
-X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=VAL_SIZE, random_state=SEED,
-                                            stratify=stratify)
+# insert labels
+# insert split
