@@ -27,7 +27,7 @@ from engine.ui.pages_campaign import campaign_page, campaign_patch
 from engine.ui.pages_events import event_page, events_page
 from engine.ui.pages_run import driver_line, run_page, run_patch
 from engine.ui.pages_runs import campaigns_page, runs_page, runs_patch
-from engine.ui.pages_solution import solution_page
+from engine.ui.pages_solution import requests_shown, solution_page
 from engine.ui.runs import RunIndex
 from engine.ui.security import Guard
 from engine.ui.source import LogSource
@@ -66,9 +66,9 @@ class UiApp:
 
     async def solution(self, request: Request) -> Response:
         sid = request.path_params["solution_id"]
-        return await self._with_log(request.path_params["run_id"],
-                                    lambda log: solution_page(log, sid, label=self.source.label),
-                                    missing=f"no solution {sid!r} in this run")
+        return await self._with_log(request.path_params["run_id"], lambda log: solution_page(
+            self.index.shown_whole(log, requests_shown(log, sid)), sid, label=self.source.label),
+            missing=f"no solution {sid!r} in this run")
 
     async def events(self, request: Request) -> Response:
         q = request.query_params
@@ -80,7 +80,8 @@ class UiApp:
     async def event(self, request: Request) -> Response:
         seq = request.path_params["seq"]
         return await self._with_log(request.path_params["run_id"],
-                                    lambda log: event_page(log, seq, label=self.source.label),
+                                    lambda log: event_page(self.index.shown_whole(log, lambda e: e.seq == seq), seq,
+                                                           label=self.source.label),
                                     missing=f"no event {seq} in this run")
 
     async def campaign(self, request: Request) -> Response:

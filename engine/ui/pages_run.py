@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import socket
 from html import escape
+from typing import Any
 from urllib.parse import quote
 
 from engine.audit.lineage import Lineage
@@ -15,6 +16,7 @@ from engine.audit.runlog import RunLog, fmt_score, short
 from engine.ui.layout import card, page, run_href, solution_href, status_pill
 from engine.ui.source import LeaseHolder
 from events.base import Envelope
+from store.artifacts import is_ref
 
 SECTION_LIMIT = 150   # lineage steps and notes on a page: the nearest / latest (the report has them all)
 EVENT_ROWS = 500      # events kept in the live table (newest first); older ones: the events page
@@ -96,8 +98,20 @@ def solutions_table(log: RunLog) -> str:
 
 
 def event_summary(env: Envelope, limit: int = 260) -> str:
-    text = json.dumps(short(env.payload, 80), ensure_ascii=False, default=str)
+    text = json.dumps(short(without_refs(env.payload), 80), ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def without_refs(value: Any) -> Any:
+    """A payload with each artifact left as sealed (a prompt: fetched on the event's page) named by
+    its size, not its digest."""
+    if is_ref(value):
+        return f"‹{value['bytes']:,} bytes, on the event's page›"
+    if isinstance(value, dict):
+        return {k: without_refs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_refs(v) for v in value]
+    return value
 
 
 def event_rows(run_id: str, envelopes: list[Envelope]) -> str:

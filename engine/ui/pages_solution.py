@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -78,6 +79,16 @@ def _policy(policy: Any) -> str:
     if not isinstance(policy, dict):
         return "none recorded"
     return f"{policy.get('mode', '?')}, network {policy.get('network', '?')}"
+
+
+def requests_shown(log: RunLog, sid: str) -> Callable[[Envelope], bool]:
+    """Which agent call requests the page of solution ``sid`` shows whole (the one that wrote it):
+    the run page reads prompts as references, fetched only for the page that shows them."""
+    node = log.state.solutions.get(sid)
+    recorded = next((e for e in log.envelopes if node is not None and e.seq == node.seq), None)
+    cause = next((e for e in log.envelopes if recorded is not None and e.seq == recorded.causation_seq), None)
+    effect = cause.payload.get("effect_id") if cause is not None and cause.type.startswith("AgentCall") else None
+    return lambda env: effect is not None and env.type == "AgentCallRequested" and env.payload.get("effect_id") == effect
 
 
 def _agent_call(log: RunLog, recorded: Envelope) -> str:

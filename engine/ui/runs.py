@@ -1,7 +1,8 @@
 """Every run's projection, kept up to date by reading only what was appended since the last look.
 
 Each run has its fold (``PipelineState``, what the runs list shows); the runs whose pages are
-open also keep their envelopes (the lineage, the events table and the solution pages need them),
+open also keep their envelopes (the lineage, the events table and the solution pages need them;
+agent calls' prompts as sealed references, fetched when a page shows one: ``shown_whole``),
 at most ``keep_logs`` of them, the least recently viewed dropped first. Memory therefore follows
 the size of the logs, never how long a page stays open.
 """
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from engine.audit.runlog import RunLog, load_event_modules
 from engine.campaign.stream import STREAM_PREFIX
-from engine.ui.source import Head, LogSource
+from engine.ui.source import SHOWN_ON_REQUEST, Head, LogSource
 from events.base import Envelope
 from replay import snapshot as codec
 from replay.state import PipelineState, fold
@@ -34,18 +36,33 @@ class RunEntry:
     def seq(self) -> int:
         return self.state.last_seq
 
-    def take(self, new: list[Envelope]) -> None:
+    def take(self, new: list[Envelope], trusted: VerifiedHead = GENESIS) -> None:
         """Fold the events appended since the last look, each checked against the hash chain first
-        (from the last verified head: what is read anyway, no more)."""
+        (from the last verified head: what is read anyway, no more). ``trusted``: a head already
+        verified among ``new`` (a run read whole again for its page): the events up to it are
+        folded unchecked while its event still carries its hash, as ``check_chain`` starts from
+        its verified head (the events before it are ``engine verify``'s to check)."""
         if not new or self.problem is not None:
             return
-        self.problem = envelopes_problem(new, self.verified)
+        start = trusted_part(new, self.verified, trusted)
+        self.problem = envelopes_problem(new[start:], VerifiedHead(new[start - 1].seq, new[start - 1].hash)
+                                         if start else self.verified)
         if self.problem is not None:
             return
         self.verified = VerifiedHead(new[-1].seq, new[-1].hash)
         fold(new, self.state)
         if self.envelopes is not None:
             self.envelopes.extend(new)
+
+
+def trusted_part(new: list[Envelope], verified: VerifiedHead, trusted: VerifiedHead) -> int:
+    """How many of ``new`` (read from the event after ``verified``) end at ``trusted``, an event
+    whose hash was verified before: 0 unless that event is among them with that very hash."""
+    at = trusted.seq - verified.seq
+    if trusted.seq <= verified.seq or at > len(new):
+        return 0
+    head = new[at - 1]
+    return at if head.seq == trusted.seq and head.hash == trusted.hash else 0
 
 
 class RunIndex:
@@ -76,7 +93,7 @@ class RunIndex:
                     entry = self.runs[run_id] = self._first_look(run_id, head)
                 entry.head = head
                 if head.last_seq > entry.seq and entry.problem is None:
-                    entry.take(self.source.read(run_id, entry.seq + 1))
+                    entry.take(self.source.read(run_id, entry.seq + 1, whole=False))
                     moved.add(run_id)
         return moved
 
@@ -107,14 +124,25 @@ class RunIndex:
                 if entry is None:
                     return None
             if entry.envelopes is None:
-                envelopes = self.source.read(run_id)
+                envelopes = self.source.read(run_id, whole=False)
                 fresh = RunEntry(head=entry.head, state=PipelineState(), envelopes=[])
-                fresh.take(envelopes)
+                fresh.take(envelopes, trusted=entry.verified)
                 self.runs[run_id] = entry = fresh
             self._hold(run_id)
             if entry.problem is not None:  # not shown as if it were the run: see refusal()
                 return None
             return RunLog(run_id=run_id, envelopes=list(entry.envelopes or []), state=entry.state)
+
+    def shown_whole(self, log: RunLog, wanted: Callable[[Envelope], bool]) -> RunLog:
+        """``log`` with the envelopes ``wanted`` by a page read whole: those kept as sealed
+        (``SHOWN_ON_REQUEST``: agent calls' prompts) have their artifacts fetched now."""
+        picked = [i for i, env in enumerate(log.envelopes) if env.type in SHOWN_ON_REQUEST and wanted(env)]
+        if not picked:
+            return log
+        envelopes = list(log.envelopes)
+        for i, env in zip(picked, self.source.resolve(log.run_id, [envelopes[i] for i in picked])):
+            envelopes[i] = env
+        return replace(log, envelopes=envelopes)
 
     def refusal(self, run_id: str) -> str | None:
         """Why the run is not shown (its chain is broken, in verify's words), or None."""

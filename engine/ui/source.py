@@ -24,11 +24,15 @@ from typing import Any, Protocol
 
 from events.base import Envelope
 from store import sqlite_artifacts
+from store.artifacts import ArtifactReader
 from store.base import NotAnEngineDatabase, RunNotFound, StoreError
 from store.sealing import envelopes_from_rows
 from store.snapshots import StoredSnapshot, postgres_table, sqlite_table
 
 APP_MARKER = "mle-engine-event-store"
+# Read as sealed unless a page asks for them whole (``resolve``): agent calls' prompts, most of a
+# long run's stored bytes, are shown only on a solution's page and an event's own page.
+SHOWN_ON_REQUEST = frozenset({"AgentCallRequested"})
 _EVENT_COLUMNS = "run_id, seq, type, version, scope, causation_seq, recorded_at, payload, prev_hash, hash"
 _CHUNK = 4096
 
@@ -60,7 +64,14 @@ class LogSource(Protocol):
 
     def driver(self, run_id: str) -> LeaseHolder | None: ...
 
-    def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]: ...
+    def read(self, run_id: str, from_seq: int = 1, *, whole: bool = True) -> list[Envelope]:
+        """The run's events with their artifacts resolved; ``whole=False``: but those of the types
+        ``SHOWN_ON_REQUEST``, left as sealed (references) until ``resolve`` is asked for them."""
+        ...
+
+    def resolve(self, run_id: str, envelopes: list[Envelope]) -> list[Envelope]:
+        """``envelopes`` with their artifacts resolved (fetched now)."""
+        ...
 
     def snapshot(self, run_id: str, format: int) -> StoredSnapshot | None:
         """The run's newest projection snapshot still valid against its events (store/snapshots.py)."""
@@ -128,7 +139,7 @@ class SQLiteSource:
         rows = self._query("SELECT pid, host, expires_at FROM leases WHERE run_id=?", (run_id,))
         return LeaseHolder(int(rows[0][0]), str(rows[0][1]), float(rows[0][2]) - time.time()) if rows else None
 
-    def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]:
+    def read(self, run_id: str, from_seq: int = 1, *, whole: bool = True) -> list[Envelope]:
         if not self._query("SELECT 1 FROM runs WHERE run_id=?", (run_id,)):
             raise RunNotFound(f"no run {run_id!r} in {self.label}")
         out: list[Envelope] = []
@@ -136,10 +147,18 @@ class SQLiteSource:
             assert self._conn is not None  # the run was found through it
             cur = self._conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE run_id=? AND seq>=? ORDER BY seq",
                                      (run_id, from_seq))
-            artifacts = sqlite_artifacts.reader(self._conn, lambda: _sqlite_errors(self.label))
+            artifacts = self._artifacts()
             while rows := cur.fetchmany(_CHUNK):
-                out.extend(envelopes_from_rows(run_id, rows, artifacts))
+                out.extend(shown_envelopes(run_id, rows, artifacts, whole))
         return out
+
+    def resolve(self, run_id: str, envelopes: list[Envelope]) -> list[Envelope]:
+        with self._lock, _sqlite_errors(self.label):
+            return resolved_envelopes(run_id, envelopes, self._artifacts())
+
+    def _artifacts(self) -> ArtifactReader:
+        assert self._conn is not None
+        return sqlite_artifacts.reader(self._conn, lambda: _sqlite_errors(self.label))
 
     def snapshot(self, run_id: str, format: int) -> StoredSnapshot | None:
         with self._lock, _sqlite_errors(self.label):
@@ -221,24 +240,27 @@ class PostgresSource:
                            "FROM leases WHERE run_id=%s", (run_id,))
         return LeaseHolder(int(rows[0][0]), str(rows[0][1]), float(rows[0][2])) if rows else None
 
-    def read(self, run_id: str, from_seq: int = 1) -> list[Envelope]:
+    def read(self, run_id: str, from_seq: int = 1, *, whole: bool = True) -> list[Envelope]:
         if not self._query("SELECT 1 FROM runs WHERE run_id=%s", (run_id,)):
             raise RunNotFound(f"no run {run_id!r} in {self.label}")
 
         def fetch(conn: Any) -> list[Envelope]:
-            from store import pg_artifacts  # psycopg is an optional extra
-
             out: list[Envelope] = []
-            artifacts = pg_artifacts.reader(lambda query, params: conn.execute(query, params).fetchall())
+            artifacts = _pg_artifacts(conn)
             with conn.cursor() as cur:
                 cur.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE run_id=%s AND seq>=%s ORDER BY seq",
                             (run_id, from_seq))
                 while rows := cur.fetchmany(_CHUNK):
-                    out.extend(envelopes_from_rows(run_id, [(r[0], int(r[1]), *r[2:]) for r in rows], artifacts))
+                    out.extend(shown_envelopes(run_id, [(r[0], int(r[1]), *r[2:]) for r in rows], artifacts, whole))
             return out
 
         with self._lock:
             result: list[Envelope] = self._run(fetch)
+            return result
+
+    def resolve(self, run_id: str, envelopes: list[Envelope]) -> list[Envelope]:
+        with self._lock:
+            result: list[Envelope] = self._run(lambda conn: resolved_envelopes(run_id, envelopes, _pg_artifacts(conn)))
             return result
 
     def snapshot(self, run_id: str, format: int) -> StoredSnapshot | None:
@@ -251,6 +273,35 @@ class PostgresSource:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _pg_artifacts(conn: Any) -> ArtifactReader:
+    from store import pg_artifacts  # psycopg is an optional extra
+
+    return pg_artifacts.reader(lambda query, params: conn.execute(query, params).fetchall())
+
+
+def shown_envelopes(run_id: str, rows: list[tuple[Any, ...]], artifacts: ArtifactReader,
+                    whole: bool) -> list[Envelope]:
+    """Rows as envelopes, resolved but (unless ``whole``) those of the types ``SHOWN_ON_REQUEST``."""
+    if whole:
+        return envelopes_from_rows(run_id, rows, artifacts)
+    later = [r for r in rows if r[2] in SHOWN_ON_REQUEST]
+    if not later:
+        return envelopes_from_rows(run_id, rows, artifacts)
+    now = [r for r in rows if r[2] not in SHOWN_ON_REQUEST]
+    out = envelopes_from_rows(run_id, now, artifacts) + envelopes_from_rows(run_id, later, None)
+    out.sort(key=lambda env: env.seq)
+    return out
+
+
+def resolved_envelopes(run_id: str, envelopes: list[Envelope], artifacts: ArtifactReader) -> list[Envelope]:
+    """Each envelope with its references resolved (one left as sealed has them; others are as they are)."""
+    out = []
+    for env in envelopes:
+        payload = artifacts.resolve(run_id, env.seq, env.payload)
+        out.append(env if payload == env.payload else env.model_copy(update={"payload": payload}))
+    return out
 
 
 def open_source(db: str | Path | None) -> LogSource:

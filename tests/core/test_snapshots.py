@@ -181,9 +181,9 @@ def test_the_uis_runs_list_starts_from_the_snapshot_and_reads_the_page_whole(tmp
     reads: list[int] = []
     real_read = source.read
 
-    def read(rid: str, from_seq: int = 1) -> list[Envelope]:
+    def read(rid: str, from_seq: int = 1, *, whole: bool = True) -> list[Envelope]:
         reads.append(from_seq)
-        return real_read(rid, from_seq)
+        return real_read(rid, from_seq, whole=whole)
 
     source.read = read  # type: ignore[method-assign]
     index = RunIndex(source)

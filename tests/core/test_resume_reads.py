@@ -1,0 +1,105 @@
+"""What a resume reads before its first effect (engine/run/rebuild.py): the log once, every
+artifact resolved but the prompts of agent calls that have ended — compared by digest with the
+prompts the handlers build again, so a changed prompt is still a divergence, named at its seq."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.run.rebuild import read_for_resume, rebuild
+from engine.run.replayer import read_export
+from engine.run.strategies import load_strategy
+from events.base import NewEvent
+from events.core import AgentCallRequested
+from handlers.runtime import Runtime
+from replay.state import fold
+from replay.verify import verify
+from store.artifacts import is_ref
+from store.base import CorruptLog
+from store.sqlite import SQLiteEventStore
+
+FIXTURE = Path(__file__).parents[1] / "replays" / "mle-star-wine-builtin.jsonl"
+
+
+def _recorded(db: Path, upto: int | None = None) -> tuple[SQLiteEventStore, str]:
+    """The wine run appended through today's store (its long strings become artifacts), its
+    first ``upto`` events only (a run stopped there), batch by batch as the driver commits."""
+    envelopes = read_export(FIXTURE)
+    if upto is not None:  # cut where a commit ends: before the next event no earlier one caused
+        upto = max(k for k in range(1, upto + 1) if envelopes[k].causation_seq is None)
+        envelopes = envelopes[:upto]
+    store = SQLiteEventStore(db)
+    store.create_run("wine", strategy="mle-star", task="wine")
+    store.append("wine", [NewEvent(event=e.event(), scope=e.scope, causation_seq=e.causation_seq)
+                          for e in envelopes], expected_seq=0)
+    return store, "wine"
+
+
+def _prompt_refs(payload: dict[str, Any]) -> bool:
+    return is_ref(payload.get("prompt"))
+
+
+def test_ended_prompts_stay_references_and_everything_else_reads_whole(tmp_path: Path) -> None:
+    store, run = _recorded(tmp_path / "e.db", upto=120)
+    whole = list(store.read(run))
+    read = read_for_resume(store, run)
+    state = fold(whole)
+    assert [e.seq for e in read] == [e.seq for e in whole]
+    left = [e for e in read if e.type == "AgentCallRequested" and _prompt_refs(e.payload)]
+    assert left, "the fixture's prompts are long enough to be artifacts"
+    for got, full in zip(read, whole):
+        if got in left:
+            assert got.payload["effect_id"] not in state.pending     # only ended calls' prompts
+        else:
+            assert got == full                                        # resolved as store.read resolves
+    pending_calls = [e for e in read if e.type == "AgentCallRequested" and e.payload["effect_id"] in state.pending]
+    assert all(isinstance(e.payload["prompt"], str) for e in pending_calls)
+
+
+def test_the_rebuild_agrees_with_the_whole_log_and_its_fold(tmp_path: Path) -> None:
+    store, run = _recorded(tmp_path / "e.db", upto=150)
+    rebuilt = rebuild(store, run, load_strategy("mle-star"))
+    whole = fold(store.read(run))
+    assert rebuilt.divergence is None
+    assert rebuilt.state.summary() == whole.summary() and rebuilt.state.pending == whole.pending
+    assert rebuilt.state.solutions == whole.solutions
+
+
+class _ChangedPrompt:
+    """The handlers, but the n-th agent call's prompt built differently (a planted change)."""
+
+    def __init__(self, n: int) -> None:
+        self.runtime = Runtime(load_strategy("mle-star"))
+        self.left = n
+
+    def feed(self, event: Any) -> list[NewEvent]:
+        out = []
+        for d in self.runtime.feed(event):
+            if isinstance(d.event, AgentCallRequested):
+                self.left -= 1
+                if self.left == 0:
+                    d = NewEvent(event=d.event.model_copy(update={"prompt": d.event.prompt + "\nchanged"}),
+                                 scope=d.scope, causation_seq=d.causation_seq)
+            out.append(d)
+        return out
+
+
+def test_a_prompt_built_differently_is_a_divergence_though_it_was_not_read(tmp_path: Path) -> None:
+    store, run = _recorded(tmp_path / "e.db")
+    read = read_for_resume(store, run)
+    calls = [e for e in read if e.type == "AgentCallRequested"]
+    n = next(i for i, e in enumerate(calls, start=1) if _prompt_refs(e.payload))
+    divergence, _ = verify(read, lambda: _ChangedPrompt(n))
+    assert divergence is not None and divergence.seq == calls[n - 1].seq
+    assert "the handlers decided differently" in divergence.describe()
+
+
+def test_a_missing_artifact_a_resume_needs_is_named_by_its_event(tmp_path: Path) -> None:
+    store, run = _recorded(tmp_path / "e.db", upto=120)
+    needed = next(e for e in store.read_sealed(run) if e.type == "SolutionRecorded" and is_ref(e.payload["content"]))
+    store.conn.execute("DELETE FROM artifacts WHERE digest=?", (needed.payload["content"]["$artifact"],))
+    with pytest.raises(CorruptLog, match=f"run {run} seq {needed.seq}: the artifact sha256:.* is missing"):
+        read_for_resume(store, run)
