@@ -1,6 +1,7 @@
 """The end of a builtin script: every model refit on all rows, the test predictions, the
 submission, and the estimate of what the script's test version will take (``script_blocks/``:
-``full_fit.py``, ``submission.py``, ``final_run_estimate.py``).
+``full_fit.py``, ``submission_file.py`` with ``submission.py`` or ``submission_multi.py``,
+``final_run_estimate.py``).
 
 A solution's test version (``finalization.test``, its gene from ``test_gene``) fits every model on
 all training rows, where the search's runs fitted on a sample. The search's run times its own
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.agents.builtin.blocks import block, fill, regions
+from engine.agents.builtin.blocks import block, fill, insert, regions
 from engine.agents.builtin.render_bag import bagged, grows
 from handlers.script_lines import FINAL_RUN_LABEL
 
@@ -72,11 +73,14 @@ def full_fit_and_predict(train: dict[str, Any], *, calibrated: bool = False) -> 
 
 
 def submission_code(spec: dict[str, Any]) -> str:
-    """The submission in the sample's shape: several targets' columns (``submission_multi.py``),
-    or one target's values, probabilities, label or (MAP@k) ranked labels."""
+    """The submission file (``submission_file.py``) in the sample's shape: several targets'
+    columns (``submission_multi.py``), or one target's values, probabilities, label or (MAP@k)
+    ranked labels (``submission.py``)."""
     if spec.get("targets"):
-        return block("submission_multi")
-    return regions(block("submission"), ranking=str(spec["metric"]).startswith("map@"))
+        columns = block("submission_multi")
+    else:
+        columns = regions(block("submission"), ranking=str(spec["metric"]).startswith("map@"))
+    return insert(block("submission_file"), columns=columns)
 
 
 def final_run_estimate_code(train: dict[str, Any], metric: str) -> str:

@@ -116,6 +116,9 @@ FIT_STARTED: float
 FIT_ENDED: float
 test_blend: Any
 
+# submission_file.py
+submission: pd.DataFrame
+
 # Placeholders the renderer fills with code.
 __ARGS__: Any
 __ESTIMATOR__: Any

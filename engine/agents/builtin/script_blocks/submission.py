@@ -1,4 +1,5 @@
-"""The submission: the test predictions in the sample submission's shape, in ./final/submission.csv.
+"""The submission's columns: the test predictions in the sample submission's shape (the file
+around them, its ids and where it is written: ``submission_file.py``).
 
 A regression writes its values; a sample asking for one column per class gets each class's
 probability (matched by name, else by position); a two-class AUC or log-loss task the positive
@@ -8,23 +9,16 @@ any other classification the predicted class.
 
 from engine.agents.builtin.script_blocks.names import (
     CLASSES,
-    FINAL_FIT,
-    ID_COL,
     METRIC,
     PER_CLASS_COLUMNS,
     SUB_COLS,
     TASK_KIND,
     np,
-    os,
-    pd,
-    sample_sub,
+    submission,
     test_blend,
-    test_df,
 )
 
 # --- script ---
-ids = test_df[ID_COL].to_numpy() if ID_COL in test_df.columns else sample_sub[ID_COL].to_numpy()
-submission = pd.DataFrame({ID_COL: ids})
 if TASK_KIND == "regression":
     submission[SUB_COLS[0]] = test_blend
 elif PER_CLASS_COLUMNS:
@@ -41,6 +35,3 @@ elif METRIC.startswith("map@"):
 # end ranking
 else:
     submission[SUB_COLS[0]] = CLASSES[test_blend.argmax(axis=1)]
-os.makedirs("./final", exist_ok=True)
-submission.to_csv("./final/submission.csv", index=False)
-print(f"Wrote ./final/submission.csv ({len(submission)} rows, final fit: {FINAL_FIT})")

@@ -1,10 +1,10 @@
-"""The submission of several targets, in ./final/submission.csv: per target its values
+"""The submission's columns for several targets (the file around them: ``submission_file.py``):
+per target its values
 (regression), its positive class's probability (a two-class target under a probability metric:
 ROC AUC, log loss, column-wise ROC AUC) or its predicted class; columns in the sample's order.
 """
 
 from engine.agents.builtin.script_blocks.names import (
-    FINAL_FIT,
     ID_COL,
     METRIC,
     SUB_COLS,
@@ -13,16 +13,11 @@ from engine.agents.builtin.script_blocks.names import (
     TARGETS,
     TASK_KIND,
     np,
-    os,
-    pd,
-    sample_sub,
+    submission,
     test_blend,
-    test_df,
 )
 
 # --- script ---
-ids = test_df[ID_COL].to_numpy() if ID_COL in test_df.columns else sample_sub[ID_COL].to_numpy()
-submission = pd.DataFrame({ID_COL: ids})
 predicted = np.asarray(test_blend, dtype=float)
 for target, classes, cols in zip(TARGETS, TARGET_CLASSES, TARGET_COLUMNS):
     part = predicted[:, cols]
@@ -33,6 +28,3 @@ for target, classes, cols in zip(TARGETS, TARGET_CLASSES, TARGET_COLUMNS):
     else:
         submission[target] = classes[part.argmax(axis=1)]
 submission = submission[[ID_COL] + SUB_COLS]
-os.makedirs("./final", exist_ok=True)
-submission.to_csv("./final/submission.csv", index=False)
-print(f"Wrote ./final/submission.csv ({len(submission)} rows, final fit: {FINAL_FIT})")
