@@ -104,6 +104,9 @@ class Journal:
     # parent id -> its merge/mutate children in journal order: the pheromone of every node counts
     # its children at every step, and a scan per node made each step quadratic in the journal
     _children: dict[str, list[Node]] = field(default_factory=dict)
+    # the best node so far, among valid nodes (True) or all (False): kept as nodes are appended,
+    # as ``best`` would find it scanning them in order (asked for at every step of the search)
+    _best: dict[bool, Node | None] = field(default_factory=lambda: {True: None, False: None})
 
     def apply(self, event: NodeAppended, code: str, submission: SubmissionInfo | None = None) -> Node:
         if event.index != len(self.nodes):
@@ -116,6 +119,9 @@ class Journal:
         if node.operator in ("merge", "mutate"):
             for parent in dict.fromkeys(node.parents):  # a parent named twice has the child once
                 self._children.setdefault(parent, []).append(node)
+        for only_valid, best in self._best.items():
+            if _improves_on(node, best, only_valid):
+                self._best[only_valid] = node
         return node
 
     def __len__(self) -> int:
@@ -153,13 +159,14 @@ class Journal:
 
     def best(self, *, only_valid: bool = True) -> Node | None:
         """Highest fitness; later nodes win ties (the project's ``>=`` convention)."""
-        best: Node | None = None
-        for n in self.nodes:
-            if n.fitness is None or (only_valid and not n.valid) or n.dead:
-                continue
-            if best is None or FITNESS.at_least(n.fitness, best.fitness):
-                best = n
-        return best
+        return self._best[only_valid]
+
+
+def _improves_on(n: Node, best: Node | None, only_valid: bool) -> bool:
+    """Whether ``n``, appended after ``best``, becomes the best (``Journal.best``'s rule)."""
+    if n.fitness is None or (only_valid and not n.valid) or n.dead:
+        return False
+    return best is None or FITNESS.at_least(n.fitness, best.fitness)
 
 
 def project_journal(events: Iterable[Any], direction: MetricDirection) -> Journal:
