@@ -59,6 +59,33 @@ def _both(d: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {"classification": dict(d), "regression": dict(d)}
 
 
+def _forest(*, key: str, title: str, estimator: str, n_estimators: int, regression_max_features: float,
+            space: dict[str, list[Any]], keywords: tuple[str, ...], tag: str) -> Family:
+    """A scikit-learn forest (``<estimator>Classifier`` and ``<estimator>Regressor``): what the
+    two forests share, their size, features per split and search space apart."""
+    return Family(
+        key=key,
+        title=title,
+        clf_class=f"{estimator}Classifier",
+        reg_class=f"{estimator}Regressor",
+        module="sklearn.ensemble",
+        model_params={
+            "classification": {"n_estimators": n_estimators, "max_features": "sqrt"},
+            "regression": {"n_estimators": n_estimators, "max_features": regression_max_features},
+        },
+        reg_params=_both({"min_samples_leaf": 1, "max_depth": None}),
+        space=space,
+        # One job: threaded forests sum tree probabilities in timing-dependent order, so the
+        # same script could print a score that differs in its last digits from run to run.
+        fixed=_both({"n_jobs": "1", "random_state": "SEED"}),
+        prep=TREE_PREP,
+        class_weight=True,
+        keywords=keywords,
+        tag=tag,
+        seed_varies=True,
+    )
+
+
 FAMILIES: dict[str, Family] = {
     f.key: f
     for f in [
@@ -113,57 +140,35 @@ FAMILIES: dict[str, Family] = {
             keywords=("histgradient", "hist gradient", "lightgbm", "lgbm", "xgboost", "xgb", "catboost", "gbdt", "histogram"),
             tag="HistGBM",
         ),
-        Family(
+        _forest(
             key="random_forest",
             title="Random forest",
-            clf_class="RandomForestClassifier",
-            reg_class="RandomForestRegressor",
-            module="sklearn.ensemble",
-            model_params={
-                "classification": {"n_estimators": 300, "max_features": "sqrt"},
-                "regression": {"n_estimators": 300, "max_features": 0.5},
-            },
-            reg_params=_both({"min_samples_leaf": 1, "max_depth": None}),
+            estimator="RandomForest",
+            n_estimators=300,
+            regression_max_features=0.5,
             space={
                 "n_estimators": [100, 200, 300, 500, 800],
                 "max_features": ["sqrt", 0.3, 0.5, 0.8, 1.0],
                 "min_samples_leaf": [1, 2, 4, 8],
                 "max_depth": [None, 24, 16, 10, 6],
             },
-            # One job: threaded forests sum tree probabilities in timing-dependent order, so the
-            # same script could print a score that differs in its last digits from run to run.
-            fixed=_both({"n_jobs": "1", "random_state": "SEED"}),
-            prep=TREE_PREP,
-            class_weight=True,
             keywords=("random forest", "randomforest", " rf "),
             tag="RandomForest",
-            seed_varies=True,
         ),
-        Family(
+        _forest(
             key="extra_trees",
             title="Extremely randomized trees",
-            clf_class="ExtraTreesClassifier",
-            reg_class="ExtraTreesRegressor",
-            module="sklearn.ensemble",
-            model_params={
-                "classification": {"n_estimators": 400, "max_features": "sqrt"},
-                "regression": {"n_estimators": 400, "max_features": 0.7},
-            },
-            reg_params=_both({"min_samples_leaf": 1, "max_depth": None}),
+            estimator="ExtraTrees",
+            n_estimators=400,
+            regression_max_features=0.7,
             space={
                 "n_estimators": [100, 200, 400, 600, 900],
                 "max_features": ["sqrt", 0.3, 0.5, 0.7, 1.0],
                 "min_samples_leaf": [1, 2, 4, 8],
                 "max_depth": [None, 24, 16, 10],
             },
-            # One job: threaded forests sum tree probabilities in timing-dependent order, so the
-            # same script could print a score that differs in its last digits from run to run.
-            fixed=_both({"n_jobs": "1", "random_state": "SEED"}),
-            prep=TREE_PREP,
-            class_weight=True,
             keywords=("extra tree", "extratree", "extremely randomized"),
             tag="ExtraTrees",
-            seed_varies=True,
         ),
         Family(
             key="gradient_boosting",
