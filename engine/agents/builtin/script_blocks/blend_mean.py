@@ -1,8 +1,4 @@
-"""Blend by the plain average of the members' predictions.
-
-``fit_blender(val_preds, y_true)`` learns what ``blend(preds, state)`` needs (None when it
-learns nothing); every blend file defines both.
-"""
+"""Blend by the plain average of the members' predictions."""
 
 # mypy: allow-untyped-defs
 

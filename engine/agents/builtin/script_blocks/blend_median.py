@@ -1,8 +1,4 @@
-"""Blend by the median of the members' predictions: one badly calibrated member cannot drag it.
-
-``fit_blender(val_preds, y_true)`` learns what ``blend(preds, state)`` needs (None when it
-learns nothing); every blend file defines both.
-"""
+"""Blend by the median of the members' predictions: one badly calibrated member cannot drag it."""
 
 # mypy: allow-untyped-defs
 

@@ -1,8 +1,4 @@
-"""Blend by the average of the members' ranks: calibration differences cancel out.
-
-``fit_blender(val_preds, y_true)`` learns what ``blend(preds, state)`` needs (None when it
-learns nothing); every blend file defines both.
-"""
+"""Blend by the average of the members' ranks: calibration differences cancel out."""
 
 # mypy: allow-untyped-defs
 

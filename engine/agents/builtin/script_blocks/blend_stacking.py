@@ -1,8 +1,4 @@
-"""Blend with a meta-model learned on out-of-fold predictions (never on rows a member trained on).
-
-``fit_blender(val_preds, y_true)`` learns what ``blend(preds, state)`` needs (None when it
-learns nothing); every blend file defines both.
-"""
+"""Blend with a meta-model learned on out-of-fold predictions (never on rows a member trained on)."""
 
 # mypy: allow-untyped-defs
 

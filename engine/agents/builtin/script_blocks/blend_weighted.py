@@ -1,8 +1,4 @@
-"""Blend with weights found by greedy forward selection, with replacement, on the validation predictions.
-
-``fit_blender(val_preds, y_true)`` learns what ``blend(preds, state)`` needs (None when it
-learns nothing); every blend file defines both.
-"""
+"""Blend with weights found by greedy forward selection, with replacement, on the validation predictions."""
 
 # mypy: allow-untyped-defs
 
