@@ -142,6 +142,16 @@ def build_default_agent_configs() -> dict[AgentType, AgentConfig]:
     return configs
 
 
+def _default_config(agent_type: AgentType) -> AgentConfig:
+    """``build_default_agent_configs()[agent_type]``, built alone: every agent request asks for one
+    role's config, and building all fourteen each time was a tenth of a resume's handler replay."""
+    for kind, description, tools, schema in _DEFAULTS:
+        if kind == agent_type:
+            return AgentConfig(agent_type=kind, description=description, system_prompt=_role(description),
+                               tools=list(tools), model=None, output_schema=schema)
+    raise KeyError(agent_type)
+
+
 # Variant overrides: (agent type, variant) -> fields that differ from the default config.
 _VARIANT_OVERRIDES: dict[tuple[AgentType, str], dict[str, Any]] = {
     (AgentType.leakage, "correction"): {
@@ -176,7 +186,7 @@ def agent_config_for(
 ) -> AgentConfig:
     """The config for one call: the role's default plus its variant's overrides, if any."""
     agent_type = AgentType(agent_type)
-    base = (configs or build_default_agent_configs())[agent_type]
+    base = configs[agent_type] if configs else _default_config(agent_type)
     if variant is None:
         return base
     overrides = _VARIANT_OVERRIDES.get((agent_type, VARIANT_ALIASES.get(variant, variant)))

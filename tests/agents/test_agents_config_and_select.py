@@ -57,6 +57,14 @@ def test_variant_overrides():
     assert agent_config_for("test").tools == CODE
 
 
+def test_one_roles_config_is_the_defaults_entry_for_it():
+    """agent_config_for builds the one role's default alone (resume asks for one per request)."""
+    defaults = build_default_agent_configs()
+    for agent_type in AgentType:
+        assert agent_config_for(agent_type) == defaults[agent_type]
+        assert agent_config_for(agent_type, configs=defaults) is defaults[agent_type]
+
+
 def test_req_dm_037_to_agent_definition_is_an_sdk_agent_definition():
     from claude_agent_sdk import AgentDefinition
 
