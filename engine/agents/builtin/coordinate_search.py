@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.agents.builtin.catalog import FAMILIES, retrieval_order
+from engine.agents.builtin.plan_texts import SETTING_REASONS
 from engine.agents.builtin.render_data import FEATURE_OPTIONS
 from engine.agents.builtin.render_train import COMBINE_METHODS
 from engine.agents.builtin.spec import clone
@@ -27,20 +28,6 @@ CHANGES_RE = re.compile(r"\[builtin-changes: (\{.*?\})\]", re.S)
 _PREP_SPACE: dict[str, list[str | bool]] = {
     "scale": ["none", "standard", "robust", "quantile"], "encode": ["ordinal", "onehot", "native"],
     "num_impute": ["median", "mean"], "indicators": [False, True],
-}
-_WHY = {
-    "n_estimators": "more trees average away variance", "max_iter": "more boosting rounds fit finer structure",
-    "learning_rate": "the step size trades bias against over-fitting", "max_leaf_nodes": "tree size sets interaction depth",
-    "max_depth": "depth bounds how specific a split path gets", "min_samples_leaf": "larger leaves smooth noisy targets",
-    "min_child_samples": "larger leaves smooth noisy targets",
-    "max_features": "feature subsampling decorrelates the trees", "l2_regularization": "an L2 penalty shrinks leaf values",
-    "C": "inverse regularisation strength", "alpha": "penalty strength", "n_neighbors": "neighbourhood size smooths predictions",
-    "subsample": "row subsampling adds stochastic regularisation", "scale": "scale-sensitive learners need comparable features",
-    "encode": "how categories reach the model", "indicators": "missingness itself can be predictive",
-    "class_weight": "re-weighting classes changes what the loss emphasises",
-    "target_transform": "the loss should suit the target's scale and shape (counts, long tails)",
-    "combine": "how member predictions are merged",
-    "early_stop": "a booster sized on held-out rows neither stops short nor over-fits", "hidden_layer_sizes": "network width sets capacity",
 }
 # Widening the MODEL block: a member of a family the block lacks, as a change-set entry
 # ``{"members.add": "<family>"}``. A model unlike the current ones errs differently, so a blend
@@ -200,7 +187,7 @@ def describe(dims: list[Dim], changes: dict[str, Any]) -> str:
             continue
         dim = by_key.get(key)
         old = _show(dim.current) if dim else "its current value"
-        why = _WHY.get(key.rpartition(".")[2], "a setting the ablation pointed at")
+        why = SETTING_REASONS.get(key.rpartition(".")[2], "a setting the ablation pointed at")
         parts.append(f"set {key} from {old} to {_show(value)} ({why})")
     return "; ".join(parts)
 

@@ -9,6 +9,7 @@ from typing import Any
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, as_float, code_reply
 from engine.agents.builtin.catalog import FAMILIES, bags_rows, varies_with_seed
 from engine.agents.builtin.coordinate_search import ADD_MEMBER, apply_changes, partners
+from engine.agents.builtin.plan_texts import COMBINE_DESCRIPTIONS
 from engine.agents.builtin.render import render_solution
 from engine.agents.builtin.retrieval import merge_specs
 from engine.agents.builtin.spec import parse_spec
@@ -17,16 +18,6 @@ from events.score import Ties
 ENSEMBLE_RE = re.compile(r"\[builtin-ensemble: (\{.*?\})\]")
 _LEARNED = ("weighted", "stacking")
 _ROBUST = ("median", "rank")
-_DESCRIPTION = {
-    "mean": "Average the predictions of every model of the solutions (probabilities for classification).",
-    "weighted": "Blend the models with weights fitted on the validation split by greedy forward "
-                "selection with replacement, so stronger models count more.",
-    "stacking": "Stack: a logistic/ridge meta-model learns from out-of-fold predictions of the "
-                "training split, then combines the models' validation and test predictions.",
-    "rank": "Rank-average: replace each model's predictions by their ranks before averaging, "
-            "so differently calibrated models weigh equally.",
-    "median": "Take the per-row median of the models' predictions, robust to one outlying model.",
-}
 # A method's tunable setting: (its name, the value the method uses when not told, others to try in order)
 _VARIANTS: dict[str, tuple[str, float, list[float]]] = {"weighted": ("rounds", 25, [50, 10]),
                                                         "stacking": ("meta_c", 1.0, [0.1, 10.0])}
@@ -128,7 +119,7 @@ def _refined(call: Call, specs: list[dict], history: list[tuple[dict | None, flo
 
 
 def _plan_reply(choice: dict[str, Any], best: dict | None, best_score: float | None) -> Reply:
-    text = _DESCRIPTION[str(choice["combine"])]
+    text = COMBINE_DESCRIPTIONS[str(choice["combine"])]
     if choice.get("add") in FAMILIES:
         text += (f" Add a {FAMILIES[choice['add']].title} model, a family none of the solutions has: a model "
                  "unlike theirs errs differently, and the learned blend weighs it only where it helps.")
@@ -207,7 +198,7 @@ def ensembler(call: Call) -> Reply:
         raise CannotAnswer("builtin ensembler: none of the solutions carries a builtin spec")
     merged = _merged(usable)
     settings = settings_of(call.text_var("plan")) or {"combine": "mean"}
-    if settings.get("combine") not in _DESCRIPTION:
+    if settings.get("combine") not in COMBINE_DESCRIPTIONS:
         settings = {"combine": "mean"}
     seeds = settings.get("seeds")
     if "seeds" in settings and not (isinstance(seeds, int) and 1 <= seeds <= max(SEED_BAGS)):
