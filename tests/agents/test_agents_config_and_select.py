@@ -65,6 +65,13 @@ def test_one_roles_config_is_the_defaults_entry_for_it():
         assert agent_config_for(agent_type, configs=defaults) is defaults[agent_type]
 
 
+def test_each_request_gets_its_own_copy_of_a_schema():
+    first = agent_config_for("extractor").json_schema()
+    assert first == ExtractorOutput.model_json_schema()
+    first["properties"].clear()  # a caller changing its copy changes no other
+    assert agent_config_for("extractor").json_schema() == ExtractorOutput.model_json_schema()
+
+
 def test_req_dm_037_to_agent_definition_is_an_sdk_agent_definition():
     from claude_agent_sdk import AgentDefinition
 
