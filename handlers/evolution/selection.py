@@ -69,40 +69,46 @@ def pheromones(journal: Journal, current_step: int | None = None) -> dict[str, f
     return out
 
 
+@dataclass(frozen=True)
+class _Carrier:
+    """What ranking a node as a gene's carrier reads, read once per step (node fields are
+    properties of its event; a step ranks every node of the valid pool at every locus)."""
+
+    node: Node
+    id: str
+    index: int
+    fitness: float       # -inf for none
+    pheromone: float
+
+
 def gene_pools(journal: Journal, current_step: int | None = None) -> dict[str, list[GeneItem]]:
     """Per locus, one item per distinct gene of the valid pool, best first."""
     now = len(journal) if current_step is None else current_step
     P = pheromones(journal, now)
-    pool = journal.valid_pool()
+    pool = [_Carrier(n, n.id, n.index, n.fitness if n.fitness is not None else -math.inf, P[n.id])
+            for n in journal.valid_pool()]
     pools: dict[str, list[GeneItem]] = {}
     for locus in LOCI:
-        carriers: dict[str, list[Node]] = {}
-        for n in pool:
-            gid = n.event.gene_ids.get(locus)
+        carriers: dict[str, list[_Carrier]] = {}
+        for c in pool:
+            gid = c.node.event.gene_ids.get(locus)
             if gid is not None:
-                carriers.setdefault(gid, []).append(n)
-        items = [_gene_item(locus, gid, carriers[gid], P, now) for gid in sorted(carriers)]
+                carriers.setdefault(gid, []).append(c)
+        items = [_gene_item(locus, gid, carriers[gid], now) for gid in sorted(carriers)]
         items.sort(key=GeneItem.rank_key)
         pools[locus] = items
     return pools
 
 
-def _gene_item(locus: str, gene_id: str, group: list[Node], P: dict[str, float], now: int) -> GeneItem:
+def _gene_item(locus: str, gene_id: str, group: list[_Carrier], now: int) -> GeneItem:
     """The gene's item, represented by its best carrier (ranked as ``GeneItem.rank_key`` ranks;
     only the winner's body is read, so a step does not test every carrier's body for a stub)."""
     last = max(c.index for c in group)
-    G = sum(P[c.id] for c in group) / len(group) * math.exp(-GENE_DECAY * (now - last))
-
-    def fitness(c: Node) -> float:
-        return c.fitness if c.fitness is not None else -math.inf
-
-    def key(c: Node) -> tuple[float, float, int, str]:
-        return (-(W_NODE * P[c.id] + W_GENE * G), -fitness(c), -c.index, c.id)
-
-    best = min(group, key=key)
-    body = best.genes.bodies.get(locus, "")
-    return GeneItem(locus=locus, gene_id=gene_id, source=best.id, quality=W_NODE * P[best.id] + W_GENE * G,
-                    fitness=fitness(best), index=best.index, stub=is_stub(body), code=body)
+    G = sum(c.pheromone for c in group) / len(group) * math.exp(-GENE_DECAY * (now - last))
+    best = min(group, key=lambda c: (-(W_NODE * c.pheromone + W_GENE * G), -c.fitness, -c.index, c.id))
+    body = best.node.genes.bodies.get(locus, "")
+    return GeneItem(locus=locus, gene_id=gene_id, source=best.id, quality=W_NODE * best.pheromone + W_GENE * G,
+                    fitness=best.fitness, index=best.index, stub=is_stub(body), code=body)
 
 
 def best_item(items: list[GeneItem]) -> GeneItem | None:
