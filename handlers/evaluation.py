@@ -24,7 +24,7 @@ from events.values import EvaluationResult, SolutionScript
 from handlers.deadline import Deadline
 from handlers.debugloop import DebugRules, debug_loop
 from handlers.safety import check_and_fix_leakage, debug_once
-from handlers.toolkit import MIN_EVAL_TIMEOUT_S, deadline_of, info, warn, with_score
+from handlers.toolkit import MIN_EVAL_TIMEOUT_S, info, warn, with_score
 from handlers.workflow import Workflow
 
 STDERR_TAIL = 2000
@@ -95,7 +95,6 @@ class EvalPolicy:
 
     purpose: str
     timeout_s: float                     # what the caller asks for; the deadline shrinks it
-    deadline_s: float | None = None      # a soft end narrowing the workflow's deadline
     leakage_check: LeakageCheck = "before_run"
     # The engine checks the ./final/submission.csv the run left (never a failure by itself here:
     # finalization, which must have one, debugs a missing one itself). A scored script's valid
@@ -109,26 +108,26 @@ class EvalPolicy:
         return replace(self, cores=lone_cores(config))
 
     @classmethod
-    def scored(cls, purpose: str, timeout_s: float, deadline_s: float | None = None) -> EvalPolicy:
+    def scored(cls, purpose: str, timeout_s: float) -> EvalPolicy:
         """A script whose score counts: leakage-checked before every run, debugged (REQ-SF-020/022)."""
-        return cls(purpose, timeout_s, deadline_s, expect_submission=True)
+        return cls(purpose, timeout_s, expect_submission=True)
 
     @classmethod
-    def checked(cls, purpose: str, timeout_s: float, deadline_s: float | None = None) -> EvalPolicy:
+    def checked(cls, purpose: str, timeout_s: float) -> EvalPolicy:
         """As ``scored``, but the caller ran the leakage check on exactly this script (a debugged
         version is still checked again)."""
-        return cls(purpose, timeout_s, deadline_s, leakage_check="done_by_caller", expect_submission=True)
+        return cls(purpose, timeout_s, leakage_check="done_by_caller", expect_submission=True)
 
     @classmethod
-    def ablation(cls, timeout_s: float, deadline_s: float | None = None) -> EvalPolicy:
+    def ablation(cls, timeout_s: float) -> EvalPolicy:
         """An ablation study: run and debugged, never leakage-checked, never scored (REQ-P2O-020)."""
-        return cls("ablation", timeout_s, deadline_s, leakage_check="never")
+        return cls("ablation", timeout_s, leakage_check="never")
 
     @classmethod
-    def submission(cls, timeout_s: float, max_debug_attempts: int, deadline_s: float | None = None) -> EvalPolicy:
+    def submission(cls, timeout_s: float, max_debug_attempts: int) -> EvalPolicy:
         """Finalization's test script: it must write the submission; debug rounds come from a
         budget the caller shares across its retries (REQ-FN-020..024)."""
-        return cls("submission", timeout_s, deadline_s, expect_submission=True, max_debug_attempts=max_debug_attempts)
+        return cls("submission", timeout_s, expect_submission=True, max_debug_attempts=max_debug_attempts)
 
 
 async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: EvalPolicy, *, name: str, origin: str,
@@ -139,13 +138,13 @@ async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: Ev
     ``origin``, ``parents`` and ``detail`` go into its lineage; ``fallback`` is kept when it still
     fails after debugging (REQ-SF-008).
 
-    The deadline is the workflow's (the phase window's), narrowed by ``policy.deadline_s`` when
-    given: every evaluation's timeout, the debug retries' included, follows ``Deadline.timeout``
-    (the time left to the soft end, floored, never past the hard end) and the debug loop
+    The deadline is the workflow's (``wf.deadline``: the unit of work's, e.g. a phase window's):
+    every evaluation's timeout, the debug retries' included, follows ``Deadline.timeout`` (the time
+    left to the soft end, floored, never past the hard end) and the debug loop
     (``handlers.debugloop``) starts no round once the soft end has passed; a fixed timeout alone
     would let the retries run past a phase's deadline.
     """
-    deadline = wf.deadline if policy.deadline_s is None else deadline_of(wf, policy.deadline_s)
+    deadline = wf.deadline
     tries = _Attempts(wf, policy, name, deadline)
     first = _Version(solution, tries.record(solution, origin=origin, parents=parents, detail=detail))
     requested_id = first.script_id

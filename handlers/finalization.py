@@ -26,9 +26,10 @@ Decisions where the specs leave room (each is tested):
   share one budget of ``config.max_debug_attempts``.
 * A_test without code (REQ-FN-040) yields an empty script; the engine rejects it as an
   evaluation error, which goes to the debugger like any other (spec README, known decisions).
-* Evaluation timeout = the time left until ``deadline_s`` (or the run's time limit), not the
-  phase's usual one-hour cap: the test script trains on the full data (REQ-FN-020), never past
-  the hard end. No step starts once the deadline has passed; the outcome is then the fallback.
+* Evaluation timeout = the time left until the soft end of the workflow's deadline (the
+  finalization window's, or the run's time limit), not the phase's usual one-hour cap: the test
+  script trains on the full data (REQ-FN-020), never past the hard end. No step starts once the
+  soft end has passed; the outcome is then the fallback.
 * Finalization ends by the time limit (REQ-OR-024): ``finalize_within`` races it against a timer
   at its window's end (``handlers.timebudget``: the time limit) and, when the timer wins, cancels
   it with its calls and runs in flight and falls back as above.
@@ -59,40 +60,40 @@ from handlers.evaluation import EvalPolicy, Evaluated, bug_text, evaluate_with_r
 from handlers.prompts import fenced_blocks
 from handlers.safety import debug_once
 from handlers.timebudget import Window
-from handlers.toolkit import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, deadline_of, info, past, warn
+from handlers.toolkit import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, info, past, soft_budget_s, warn
 from handlers.workflow import Workflow
 
 SUBMISSION = "./final/submission.csv"
 
 
 async def run_finalization(wf: Workflow, solution: SolutionScript, score: float | None, *,
-                           deadline_s: float | None = None,
                            fallback: SolutionScript | None = None,
                            validation_submission: SubmissionInfo | None = None) -> FinalizationOutcome:
     """REQ-FN-034/035: the steps above, in order; never raises for an agent's or script's failure.
 
     ``validation_submission`` is the submission the validation solution's own evaluation wrote
     (the evolve strategy checks one for every node): when the test script fails, it is kept
-    instead of ending the run without any (digest 08, open question 3)."""
+    instead of ending the run without any (digest 08, open question 3). It runs under the
+    workflow's deadline (``finalize_within`` and the pipeline give it the finalization window)."""
     wf = wf.at("final")
-    wf.record(PhaseStarted(phase="final", budget_s=None if deadline_s is None else deadline_s - wf.now))
+    wf.record(PhaseStarted(phase="final", budget_s=soft_budget_s(wf)))
     info(wf, "finalization started", phase=solution.phase.value, content_chars=len(solution.content),
          competition_id=wf.start.task.competition_id)
     validation = fallback if fallback is not None else solution.model_copy(update={"score": score})
     source_id = wf.record_solution(solution.content, phase=solution.phase, origin="final_input", parents=[],
                                    source_model=solution.source_model)
 
-    if past(wf, deadline_s):
+    if past(wf):
         outcome = fall_back(wf, validation, "the deadline passed before finalization could start", None)
     else:
-        full, full_id = await remove_subsampling(wf, solution, source_id, deadline_s)     # step 1
-        outcome = await produce_submission(wf, full, full_id, validation, deadline_s)     # steps 2-6
+        full, full_id = await remove_subsampling(wf, solution, source_id)                 # step 1
+        outcome = await produce_submission(wf, full, full_id, validation)                 # steps 2-6
     if outcome.fallback_reason and validation_submission is not None and validation_submission.valid:
         outcome = keep_validation_submission(wf, outcome, validation_submission)
 
     contamination = None
     if wf.config.contamination_check:                                                    # step 7
-        if past(wf, deadline_s):
+        if past(wf):
             info(wf, "contamination check skipped: the deadline has passed")
         else:
             references = list(wf.start.params.get("reference_discussions", []) or [])
@@ -111,8 +112,8 @@ async def finalize_within(wf: Workflow, window: Window, solution: SolutionScript
     """Finalization inside ``window``: cut at its end with whatever is in flight, then the
     fallback (the validation solution, and its own submission when it left a valid one)."""
     fwf = wf.within(window.deadline)
-    task = wf.spawn(run_finalization(fwf, solution, score, deadline_s=window.soft_end_s,
-                                     validation_submission=validation_submission), name="finalization")
+    task = wf.spawn(run_finalization(fwf, solution, score, validation_submission=validation_submission),
+                    name="finalization")
     guard = wf.guard(window.end_s, "finalization")
     if await guard.first(task) == 0:
         guard.stand_down("finalization finished before its deadline")
@@ -137,8 +138,7 @@ async def finalize_within(wf: Workflow, window: Window, solution: SolutionScript
 # --- step 1: subsampling removal (REQ-FN-001..009, 039) ------------------------------------------
 
 
-async def remove_subsampling(wf: Workflow, solution: SolutionScript, solution_id: str,
-                             deadline_s: float | None = None) -> tuple[SolutionScript, str]:
+async def remove_subsampling(wf: Workflow, solution: SolutionScript, solution_id: str) -> tuple[SolutionScript, str]:
     """REQ-FN-009: the script without its training-data subsampling, or the script unchanged
     when none is found (or anything goes wrong: a kept subsample is only slower, never wrong)."""
     info(wf, "subsampling extraction started", content_chars=len(solution.content))
@@ -153,7 +153,7 @@ async def remove_subsampling(wf: Workflow, solution: SolutionScript, solution_id
              raw=raw_text(reply)[:200])
         return solution, solution_id
     info(wf, "subsampling block found", block_chars=len(block))
-    if past(wf, deadline_s):
+    if past(wf):
         return solution, solution_id
 
     reply = await ask(wf, AgentType.test, {"code block with subsampling": block}, variant="subsampling_remove",
@@ -210,10 +210,10 @@ async def generate_test_submission(wf: Workflow, solution: SolutionScript) -> So
 
 
 async def produce_submission(wf: Workflow, solution: SolutionScript, solution_id: str,
-                             validation: SolutionScript, deadline_s: float | None) -> FinalizationOutcome:
+                             validation: SolutionScript) -> FinalizationOutcome:
     """Steps 2-6: A_test, then evaluate → verify → debug until a valid submission or the
     shared budget of ``max_debug_attempts`` (or the deadline) is spent; else fall back."""
-    if past(wf, deadline_s):
+    if past(wf):
         return fall_back(wf, validation, "the deadline passed before the test script was written", None)
     script = await generate_test_submission(wf, solution)
     origin, parents = "test_script", [solution_id]
@@ -221,11 +221,10 @@ async def produce_submission(wf: Workflow, solution: SolutionScript, solution_id
     attempts_left = wf.config.max_debug_attempts
     last: Evaluated | None = None
     n = 0
-    while not past(wf, deadline_s):
-        info(wf, "test script evaluation started", script_chars=len(script.content),
-             timeout_s=remaining(wf, deadline_s))
+    while not past(wf):
+        info(wf, "test script evaluation started", script_chars=len(script.content), timeout_s=remaining(wf))
         # The run's only script now: it has every evaluation core.
-        policy = EvalPolicy.submission(remaining(wf, deadline_s), attempts_left, deadline_s).alone(wf.config)
+        policy = EvalPolicy.submission(remaining(wf), attempts_left).alone(wf.config)
         last = await evaluate_with_retry(wf, script, policy, name="test" if n == 0 else f"test-{n}", origin=origin,
                                          parents=parents, detail=detail)
         attempts_left -= last.debug_attempts
@@ -235,7 +234,7 @@ async def produce_submission(wf: Workflow, solution: SolutionScript, solution_id
              rows=sub.rows if sub else None, valid=problem is None)
         if problem is None:
             return succeed(wf, last)
-        if last.result.is_error or attempts_left <= 0 or past(wf, deadline_s):
+        if last.result.is_error or attempts_left <= 0 or past(wf):
             break
         # A clean exit without a valid submission: the sub-flow does not retry it, so we do,
         # showing the debugger what is wrong with the file (digest 08 §7.1).
@@ -359,10 +358,10 @@ def parse_verdict(reply: AgentReply) -> str | None:
 # --- time -------------------------------------------------------------------------------------
 
 
-def remaining(wf: Workflow, deadline_s: float | None) -> float:
-    """The time left for the test run: to the deadline, else to the run's time limit (no
-    one-hour cap: the test script trains on the full data, REQ-FN-020), never past the hard end."""
-    d = deadline_of(wf, deadline_s)
+def remaining(wf: Workflow) -> float:
+    """The time left for the test run: to the soft end of the workflow's deadline (no one-hour
+    cap: the test script trains on the full data, REQ-FN-020), never past the hard end."""
+    d = wf.deadline
     return d.cap(wf.now, max(MIN_EVAL_TIMEOUT_S, d.soft_left(wf.now)))
 
 

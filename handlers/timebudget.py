@@ -74,9 +74,10 @@ with at least its share of the time that remained before the reserve
 
 *Finalization* runs from whenever the search ends to ``T``: at least its reserve.
 
-*Soft and hard ends.* A phase is told ``soft_end_s`` as its ``deadline_s`` (it starts no new step
-past it); its guard timer fires at ``end_s``, a small grace later (5 % of the window, at most
-60 s), and cancels whatever is still running, evaluations and agent calls included.
+*Soft and hard ends.* A phase runs under its window's deadline (``Window.deadline``, set on its
+workflow): it starts no new step past ``soft_end_s``; its guard timer fires at ``end_s``, a small
+grace later (5 % of the window, at most 60 s), and cancels whatever is still running, evaluations
+and agent calls included.
 
 *The shortest workable limit* (``shortest_workable_limit_s``): one candidate needs
 ``MIN_CANDIDATE_S`` before the finalize-now point and finalization its floor; ``engine start``
@@ -185,7 +186,7 @@ class Window:
     phase: str
     start_s: float
     end_s: float        # the guard timer: the phase is cancelled if still running
-    soft_end_s: float   # the phase's own deadline_s
+    soft_end_s: float   # the phase starts no new step past it
     share_pct: float
     remaining: tuple[str, ...]
 

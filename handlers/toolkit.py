@@ -13,8 +13,9 @@ from handlers.deadline import MAX_EVAL_TIMEOUT_S, MIN_EVAL_TIMEOUT_S, Deadline
 from handlers.prompts import build_request, extract_code_block
 from handlers.workflow import Workflow
 
-__all__ = ["MIN_EVAL_TIMEOUT_S", "AgentReply", "ask", "code_of", "deadline_of", "info", "looks_like_code", "past",
-           "score_rule", "session_for_scope", "timeout_for", "warn", "with_score"]
+__all__ = ["MIN_EVAL_TIMEOUT_S", "AgentReply", "ask", "code_of", "info", "looks_like_code", "past",
+           "score_rule", "session_for_scope", "soft_budget_s", "timeout_for", "until_time_limit", "warn",
+           "with_score"]
 
 AgentReply = AgentCallCompleted | AgentCallFailed
 
@@ -78,25 +79,24 @@ def with_score(solution: SolutionScript, score: float | None, *, executable: boo
     return solution.model_copy(update={"score": score, "is_executable": executable})
 
 
-def deadline_of(wf: Workflow, deadline_s: float | None = None) -> Deadline:
-    """The deadline a unit of work runs under: the workflow's own (the pipeline sets it from the
-    phase's window), narrowed by an explicit soft end ``deadline_s``; a caller that gives only
-    ``deadline_s`` gets it as the hard end too, and one that gives nothing the run's time limit."""
-    d = wf.deadline
-    if deadline_s is not None:
-        d = d.narrowed(soft_s=deadline_s)
-        if d.hard_s is None:
-            d = Deadline(d.soft_s, deadline_s)
-    if d.soft_s is None:
-        d = Deadline(float(wf.config.time_limit_seconds), d.hard_s)
-    return d
+def past(wf: Workflow) -> bool:
+    """The soft end of the unit's deadline (``wf.deadline``) has passed: it starts no new step."""
+    return wf.deadline.passed(wf.now)
 
 
-def past(wf: Workflow, deadline_s: float | None = None) -> bool:
-    """The unit of work's soft end has passed: it starts no new step (see ``Deadline``)."""
-    return deadline_of(wf, deadline_s).passed(wf.now)
+def timeout_for(wf: Workflow, want_s: float = MAX_EVAL_TIMEOUT_S) -> float:
+    """An evaluation's timeout from the time the unit has left (never the whole 24 h; spec
+    README): ``Deadline.timeout`` of ``wf.deadline``."""
+    return wf.deadline.timeout(wf.now, want_s)
 
 
-def timeout_for(wf: Workflow, deadline_s: float | None, want_s: float = MAX_EVAL_TIMEOUT_S) -> float:
-    """An evaluation's timeout from the time left (never the whole 24 h; spec README)."""
-    return deadline_of(wf, deadline_s).timeout(wf.now, want_s)
+def soft_budget_s(wf: Workflow) -> float | None:
+    """A unit's time as its ``PhaseStarted`` records it: from now to the soft end of its deadline."""
+    soft_s = wf.deadline.soft_s
+    return None if soft_s is None else soft_s - wf.now
+
+
+def until_time_limit(wf: Workflow) -> Workflow:
+    """The workflow of a strategy that runs without the pipeline's windows (a phase alone, a
+    baseline): its units wrap up at the run's time limit, its soft end; no hard end is set."""
+    return wf.within(Deadline(float(wf.config.time_limit_seconds)))

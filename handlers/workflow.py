@@ -82,7 +82,9 @@ class Workflow:
     def __init__(self, runtime: Kernel, scope: str, deadline: Deadline = UNBOUNDED) -> None:
         self._rt = runtime
         self.scope = scope
-        self.deadline = deadline  # what this unit of work may use (handlers.deadline)
+        # What this unit of work may use (handlers.deadline): the one deadline decision code reads.
+        # A unit gets its own with ``within``; nothing else passes a deadline around.
+        self.deadline = deadline
 
     # --- context ----------------------------------------------------------------------------
 
@@ -165,8 +167,10 @@ class Workflow:
         return Workflow(self._rt, scope, self.deadline)
 
     def within(self, deadline: Deadline) -> Workflow:
-        """This workflow bounded by ``deadline`` too (never loosened): every agent call and
-        evaluation requested through it is checked against the hard end."""
+        """This workflow bounded by ``deadline`` too (never loosened): the way a unit of work gets
+        its own deadline. Its soft end is what the unit's steps are paced by (no new step past it,
+        evaluation timeouts sized to it); every agent call and evaluation requested through it is
+        checked against its hard end. ``Deadline(soft_s)`` narrows the soft end alone."""
         return Workflow(self._rt, self.scope, self.deadline.narrowed(deadline.soft_s, deadline.hard_s))
 
     def _check_deadline(self, effect_id: str) -> None:
@@ -228,9 +232,9 @@ class Workflow:
         carries this unit's hard end as its ``deadline_s``, so the backend stops the call there
         (REQ-OR-034)."""
         self._check_deadline(request.effect_id)
-        deadline_s = self.deadline.narrowed(hard_s=request.deadline_s).hard_s
-        if deadline_s != request.deadline_s:
-            request = request.model_copy(update={"deadline_s": deadline_s})
+        hard_s = self.deadline.narrowed(hard_s=request.deadline_s).hard_s
+        if hard_s != request.deadline_s:
+            request = request.model_copy(update={"deadline_s": hard_s})
         self._rt.failures.asked(request)
         asked = self.now
         reply = await self._rt.request(request, self.scope)

@@ -23,6 +23,8 @@ and its cuts are kept beside the algorithm, in ``handlers.mlestar.phase1_time``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from events.agent_outputs import RetrievedModel, RetrieverOutput
 from events.base import Event
 from events.core import AgentCallCompleted, PhaseCompleted, PhaseStarted
@@ -33,6 +35,7 @@ from events.pipeline import WorkCut
 from events.results import Phase1Result
 from events.score import Score
 from events.values import EvaluationResult, SolutionScript
+from handlers.deadline import UNBOUNDED, Deadline
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry, replaces_incumbent
 from handlers.failure_cause import cause_suffix
 from handlers.futures import Task
@@ -40,45 +43,65 @@ from handlers.mlestar.bestsofar import rebase_best
 from handlers.mlestar.phase1_time import Phase1Time
 from handlers.money import budget_stopped
 from handlers.safety import check_and_fix_leakage, check_data_usage
-from handlers.step_policy import StepTimer, room_for_another, time_driven
-from handlers.toolkit import ask, code_of, deadline_of, past, score_rule, timeout_for, warn
+from handlers.step_policy import room_for_another, time_driven
+from handlers.toolkit import ask, code_of, past, score_rule, timeout_for, until_time_limit, warn
 from handlers.workflow import Workflow
 
 BUDGET_STOPPED = "stopped by the budget: A_init's call was refused or cut for want of money"
 
 
-async def run_phase1(wf: Workflow, *, deadline_s: float | None = None, end_s: float | None = None) -> Phase1Result:
-    """REQ-P1-018: Algorithm 1 as decisions in scope ``phase1``. ``deadline_s``/``end_s``: Phase 1's
-    own soft and hard end, which bound the merges (``Phase1Time``)."""
+async def run_phase1(wf: Workflow, *, window: Deadline = UNBOUNDED) -> Phase1Result:
+    """REQ-P1-018: Algorithm 1 as decisions in scope ``phase1``, under the workflow's deadline (the
+    extension); ``window``: Phase 1's own, inside it, which bounds the merges (``Phase1Time``)."""
     wf = wf.at("phase1")
-    clock = Phase1Time(wf, deadline_s, end_s)
+    clock = Phase1Time(wf, window)
     wf.record(PhaseStarted(phase="phase1", budget_s=clock.budget_s))
     rule = score_rule(wf)
 
     models = await retrieve_models(wf, wf.config.num_retrieved_models)           # line 1
-    evaluated = await draft_candidates(wf, models, deadline_s, clock.drafts)      # lines 2-5
-    models = clock.drafted(models, evaluated)
-    ranked = rank_drafts(wf, evaluated, rule)                                     # line 6 (π)
-    s0, s0_id = evaluated[ranked[0]].solution, evaluated[ranked[0]].solution_id
-    h_best = evaluated[ranked[0]].score                                          # line 7
-    assert h_best is not None
-    unmerged: list[SolutionScript] = []
+    drafts = await draft_candidates(wf, models, clock)                            # lines 2-5
+    ranked = rank_drafts(wf, drafts, rule)                                        # line 6 (π)
+    best, unmerged = await merge_ranked(wf, clock, rule, drafts, ranked)          # lines 7-17
+    best = await post_merge_checks(wf, *best, window=window)                      # A_data, A_leakage
+    return phase1_result(wf, models[:len(drafts)], drafts, best, unmerged)
+
+
+class Incumbent(NamedTuple):
+    """s_0, its id and h_best: the running best of the merges."""
+
+    solution: SolutionScript
+    solution_id: str
+    score: float
+
+
+async def merge_ranked(wf: Workflow, clock: Phase1Time, rule: Score, drafts: list[Evaluated],
+                       ranked: list[int]) -> tuple[Incumbent, list[SolutionScript]]:
+    """Lines 7-17: s_0 is the best candidate; each next one in π is merged into it, and the merge
+    becomes s_0 when it scores at least h_best, else the merges end. Returns s_0 and the
+    candidates no merge reached because Phase 1's time ended (``Phase1Time.merges_end``)."""
+    first = drafts[ranked[0]]
+    assert first.score is not None
+    best = Incumbent(first.solution, first.solution_id, first.score)             # line 7
     for n, i in enumerate(ranked[1:]):                                           # lines 8-17
-        if clock.merges_end(n, len(ranked) - 1, s0_id, h_best):
-            unmerged = [evaluated[j].solution for j in ranked[1 + n:]]
-            break
-        merged = await clock.timed_merge(merge_solutions(clock.own, s0, s0_id, evaluated[i], i, deadline_s))
-        accepted = merge_decision(wf, rule, merged, i, s0_id, h_best)
+        if clock.merges_end(n, len(ranked) - 1, best.solution_id, best.score):
+            return best, [drafts[j].solution for j in ranked[1 + n:]]
+        merged = await clock.timed_merge(merge_solutions(clock.own, best.solution, best.solution_id, drafts[i], i))
+        accepted = merge_decision(wf, rule, merged, i, best.solution_id, best.score)
         if accepted is None:
             break                                                                # REQ-P1-027/028
-        s0, s0_id, h_best = accepted
+        best = accepted
+    return best, []
 
-    s0, s0_id, h_best = await post_merge_checks(wf, s0, s0_id, h_best, deadline_s)
-    result = Phase1Result(retrieved_models=models, candidate_solutions=[ev.solution for ev in evaluated],
-                          candidate_scores=candidate_scores(evaluated),
-                          initial_solution=s0.model_copy(update={"score": h_best}), initial_score=h_best,
-                          unmerged=unmerged)
-    wf.record(PhaseCompleted(phase="phase1", result={"initial_solution_id": s0_id, "initial_score": h_best,
+
+def phase1_result(wf: Workflow, models: list[RetrievedModel], drafts: list[Evaluated], best: Incumbent,
+                  unmerged: list[SolutionScript]) -> Phase1Result:
+    """Phase 1's result (s_0 carrying h_best), recorded as its ``PhaseCompleted``."""
+    result = Phase1Result(retrieved_models=models, candidate_solutions=[ev.solution for ev in drafts],
+                          candidate_scores=candidate_scores(drafts),
+                          initial_solution=best.solution.model_copy(update={"score": best.score}),
+                          initial_score=best.score, unmerged=unmerged)
+    wf.record(PhaseCompleted(phase="phase1", result={"initial_solution_id": best.solution_id,
+                                                     "initial_score": best.score,
                                                      "candidate_scores": result.candidate_scores}))
     return result
 
@@ -106,7 +129,7 @@ def rank_drafts(wf: Workflow, evaluated: list[Evaluated], rule: Score) -> list[i
 
 
 def merge_decision(wf: Workflow, rule: Score, merged: Evaluated | None, i: int, s0_id: str,
-                   h_best: float) -> tuple[SolutionScript, str, float] | None:
+                   h_best: float) -> Incumbent | None:
     """Lines 10-16: the merge with candidate ``i`` becomes s_0 when it scores at least h_best
     (by more than the validation noise, ``replaces_incumbent``); recorded either way. Returns
     the new s_0, its id and score, or None (the merges end)."""
@@ -114,7 +137,7 @@ def merge_decision(wf: Workflow, rule: Score, merged: Evaluated | None, i: int, 
             wf, rule, merged.score, merged.solution_id, h_best, s0_id):
         wf.record(MergeDecided(candidate_index=i, accepted=True, score=merged.score, best=merged.score,
                                solution_id=merged.solution_id))
-        return merged.solution, merged.solution_id, merged.score
+        return Incumbent(merged.solution, merged.solution_id, merged.score)
     wf.record(MergeDecided(candidate_index=i, accepted=False, score=merged.score if merged else None,
                            best=h_best, solution_id=merged.solution_id if merged else "",
                            reason=merge_rejection(rule, merged, h_best)))
@@ -153,8 +176,7 @@ async def retrieve_models(wf: Workflow, M: int) -> list[RetrievedModel]:
     return usable
 
 
-async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_s: float | None,
-                           timer: StepTimer | None = None) -> list[Evaluated]:
+async def draft_candidates(wf: Workflow, models: list[RetrievedModel], clock: Phase1Time) -> list[Evaluated]:
     """Lines 2-5 for every model, concurrently, in model order whatever order they finish in.
 
     Once Phase 1's soft end has passed, some candidate has a score and the retriever's first
@@ -165,28 +187,29 @@ async def draft_candidates(wf: Workflow, models: list[RetrievedModel], deadline_
 
     Time mode (``handlers.step_policy``): the models are drafted in order, as many at once as
     evaluations may run, and a further draft starts only while Phase 1's window holds one more
-    (as long as the drafts so far took, ``timer``) and the first merge after it (as long again);
-    while none has a score, one more draft in the extension's window. The list returned covers
-    the drafted ones."""
-    drafts = _Drafts(wf, models, deadline_s, timer if timer is not None else StepTimer())
+    (as long as the drafts so far took, ``clock.drafts``) and the first merge after it (as long
+    again); while none has a score, one more draft in the extension's window. The list returned
+    covers the drafted ones."""
+    drafts = _Drafts(wf, models, clock)
     while True:
         drafts.start_more()
         pending = [t for t in drafts.tasks if not t.done]
-        if not pending or (past(wf, deadline_s) and drafts.scored() and drafts.tasks[0].done):
+        if not pending or (past(clock.paced) and drafts.scored() and drafts.tasks[0].done):
             break
         await wf.first(*pending)
-    return await drafts.settle()
+    evaluated = await drafts.settle()
+    clock.drafted(models, evaluated)
+    return evaluated
 
 
 class _Drafts:
     """The candidates' tasks: started all at once, or in time mode while the window holds one
     more; settled in model order, the ones still running cut."""
 
-    def __init__(self, wf: Workflow, models: list[RetrievedModel], deadline_s: float | None,
-                 timer: StepTimer) -> None:
-        self.wf, self.models, self.deadline_s, self.timer = wf, models, deadline_s, timer
+    def __init__(self, wf: Workflow, models: list[RetrievedModel], clock: Phase1Time) -> None:
+        self.wf, self.models, self.timer = wf, models, clock.drafts
         self.timed = time_driven(wf.config)
-        self.window = deadline_of(wf, deadline_s)
+        self.window = clock.paced.deadline   # Phase 1's soft end; the extension is ``wf.deadline``
         self.tasks: list[Task] = []
         self.at_once = min(len(models), wf.config.max_concurrent_evaluations) if self.timed else len(models)
         for i in range(self.at_once):
@@ -214,7 +237,7 @@ class _Drafts:
         if not self.timed:
             return
         wf, timer = self.wf, self.timer
-        room, step_s = (self.window, 2 * timer.estimate_s) if self.scored() else (deadline_of(wf), timer.estimate_s)
+        room, step_s = (self.window, 2 * timer.estimate_s) if self.scored() else (wf.deadline, timer.estimate_s)
         while (len(self.tasks) < len(self.models) and sum(not t.done for t in self.tasks) < self.at_once
                and room_for_another(room, wf.now, step_s)):
             self._spawn(len(self.tasks))
@@ -293,7 +316,7 @@ async def generate_candidate(wf: Workflow, i: int, model: RetrievedModel) -> Eva
         return unevaluated(model, "A_init gave no code")
     draft = SolutionScript(content=code, phase=SolutionPhase.init, source_model=model.model_name)
     # The workflow's deadline, not Phase 1's soft end: a candidate may use the extension (module doc).
-    ev = await evaluate_with_retry(wf, draft, EvalPolicy.scored("candidate", timeout_for(wf, None)),
+    ev = await evaluate_with_retry(wf, draft, EvalPolicy.scored("candidate", timeout_for(wf)),
                                    name=f"candidate-{i}", origin="init",
                                    detail={"model_name": model.model_name, "candidate": i})
     if not ev.ok:
@@ -311,9 +334,10 @@ def rank_candidates(scores: list[float | None], rule: Score) -> list[int]:
     return rule.ranked(scores)
 
 
-async def merge_solutions(wf: Workflow, s0: SolutionScript, s0_id: str, reference: Evaluated, i: int,
-                          deadline_s: float | None) -> Evaluated | None:
-    """Line 9: s = A_merger(s_0, s_init^{π(i)}), evaluated through the sub-flow."""
+async def merge_solutions(wf: Workflow, s0: SolutionScript, s0_id: str, reference: Evaluated,
+                          i: int) -> Evaluated | None:
+    """Line 9: s = A_merger(s_0, s_init^{π(i)}), evaluated through the sub-flow under the
+    workflow's deadline (Phase 1's own window)."""
     reply = await ask(wf, AgentType.merger, {"base_code": s0.content, "reference_code": reference.solution.content},
                       name=f"merge-{i}/merger")
     code = code_of(reply)
@@ -321,17 +345,20 @@ async def merge_solutions(wf: Workflow, s0: SolutionScript, s0_id: str, referenc
         warn(wf, f"merge with candidate {i}: A_merger gave no code", error=getattr(reply, "error", None))
         return None
     merged = SolutionScript(content=code, phase=SolutionPhase.merged, source_model=s0.source_model)
-    return await evaluate_with_retry(wf, merged, EvalPolicy.scored("merge", timeout_for(wf, deadline_s)),
+    return await evaluate_with_retry(wf, merged, EvalPolicy.scored("merge", timeout_for(wf)),
                                      name=f"merge-{i}", origin="merge",
                                      parents=[s0_id, reference.solution_id], detail={"candidate": i})
 
 
-async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best: float,
-                            deadline_s: float | None) -> tuple[SolutionScript, str, float]:
-    """REQ-P1-030/031: A_data once (fall back if its version breaks), then A_leakage."""
+async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best: float, *,
+                            window: Deadline = UNBOUNDED) -> Incumbent:
+    """REQ-P1-030/031: A_data once (fall back if its version breaks), then A_leakage. The checks
+    run, and are debugged, under the workflow's deadline; their timeouts are sized to the soft end
+    of ``window`` (Phase 1's own: the time to it, floored, never past the workflow's hard end)."""
+    sized = wf.within(Deadline(window.soft_s))
     revised = await check_data_usage(wf, s0, name="data-check")
     if revised.content != s0.content:
-        ev = await evaluate_with_retry(wf, revised, EvalPolicy.scored("data_usage", timeout_for(wf, deadline_s)),
+        ev = await evaluate_with_retry(wf, revised, EvalPolicy.scored("data_usage", timeout_for(sized)),
                                        name="data-check", origin="data_usage",
                                        parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}))
         if ev.ok and not ev.fell_back and ev.score is not None:
@@ -344,7 +371,7 @@ async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best
     fixed = await check_and_fix_leakage(wf, s0, name="final-leakage")
     if fixed.content != s0.content:
         # A corrected script that no longer runs is worse than none: keep the checked s_0 then.
-        ev = await evaluate_with_retry(wf, fixed, EvalPolicy.checked("leakage_fix", timeout_for(wf, deadline_s)),
+        ev = await evaluate_with_retry(wf, fixed, EvalPolicy.checked("leakage_fix", timeout_for(sized)),
                                        name="final-leakage", origin="leakage_fix",
                                        parents=[s0_id], fallback=s0.model_copy(update={"score": h_best}))
         if ev.ok and not ev.fell_back and ev.score is not None:
@@ -354,11 +381,11 @@ async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best
     else:
         wf.record(SafetyCheckApplied(check="leakage", changed=False, kept_solution_id=s0_id, score=h_best))
     rebase_best(wf, s0_id, h_best)  # candidates and versions before the checks are no longer current
-    return s0, s0_id, h_best
+    return Incumbent(s0, s0_id, h_best)
 
 
 async def phase1_only(wf: Workflow) -> None:
     """A strategy that runs Phase 1 alone (the library's ``run_phase1`` drives it)."""
-    result = await run_phase1(wf)
+    result = await run_phase1(until_time_limit(wf))
     wf.complete(submission_path="", best_score=result.initial_score,
                 result={"phase1": result.model_dump(mode="json")})

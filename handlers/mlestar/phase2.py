@@ -30,7 +30,7 @@ Choices where the specs conflict (digest 05 §10):
   goes down the REQ-P2O-018 ladder (normalised match, <= 2 corrective re-asks, the list's
   other plans). Both budgets are separate: at most 4 extractor calls per step.
 * The time budget is checked before each outer step (and each inner attempt): past the
-  deadline the remaining steps are recorded as skipped and the path keeps its best so far.
+  deadline (the workflow's: the pipeline gives Phase 2 its window) the remaining steps are recorded as skipped and the path keeps its best so far.
 * Time mode (``handlers.step_policy``): T is an upper bound; a step starts while the path's
   window holds one more (its measured overhead and one attempt), each step's inner loop gets an
   even part of what is left for as many steps as fit, and the records are the steps that ran.
@@ -73,7 +73,7 @@ from handlers.mlestar.phase2_inner import (
     validate_code_block,
 )
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, steps_that_fit, time_driven
-from handlers.toolkit import deadline_of, info, past, score_rule, warn, with_score
+from handlers.toolkit import info, past, score_rule, soft_budget_s, until_time_limit, warn, with_score
 from handlers.workflow import Workflow
 
 # --- §6-7: the outer loop of one path ------------------------------------------------------
@@ -159,21 +159,22 @@ def close_step(wf: Workflow, progress: PathProgress, t: int, summary: str, block
 
 
 async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, initial_score: float, *,
-                                deadline_s: float | None = None, session_key: str | None = None,
+                                session_key: str | None = None,
                                 progress: PathProgress | None = None) -> Phase2Result:
-    """REQ-P2O-019 in the scope of ``wf``. Never returns a worse solution than it received.
-    ``progress`` (optional) is kept up to date for a caller that may cancel the loop."""
+    """REQ-P2O-019 in the scope of ``wf``, under its deadline (the path's). Never returns a worse
+    solution than it received. ``progress`` (optional) is kept up to date for a caller that may
+    cancel the loop."""
     T, rule = wf.config.outer_loop_steps, score_rule(wf)
     s_t = s_final = initial_solution                                     # s_0, never mutated (P2O-043)
     h_best, best_id = initial_score, initial_solution.solution_id
-    budget_s = path_budget_s(wf, deadline_s)                             # fixed at the start (see timeouts)
+    budget_s = path_budget_s(wf)                                         # fixed at the start (see timeouts)
     progress = progress if progress is not None else PathProgress(h_best, best_id)
     progress.keep_best(s_final, h_best, best_id)
     T_abl, C, history = progress.summaries, progress.blocks, progress.history   # shared with a cut
 
     # Time mode (handlers.step_policy): T is an upper bound; a step starts while the path's window
     # holds one more (its overhead and one attempt), and its inner loop fills its part of the rest.
-    timed, window = time_driven(wf.config), deadline_of(wf, deadline_s)
+    timed, window = time_driven(wf.config), wf.deadline
     overhead = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 3))   # ablation, its run, summary, extractor
     attempt = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 2))    # planner, coder, a run
     for t in range(T):
@@ -185,18 +186,18 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
             info(wf, "time mode: no time for another outer step in the path's window", steps_done=t,
                  left_s=window.soft_left(wf.now), step_s=step_s)
             break
-        if past(wf, deadline_s):
+        if past(wf):
             skip = "deadline reached"
         else:
             info(wf, "outer step start", outer_step=t, h_best=h_best, summaries=len(T_abl))
-            summary = await ablation_summary(wf, t, s_t, T_abl, best_id, deadline_s, session_key)  # L5-7
+            summary = await ablation_summary(wf, t, s_t, T_abl, best_id, session_key)  # L5-7
             block, plan, skip = await block_to_refine(wf, t, s_t, summary, C, session_key)  # L8
             if skip is None:
                 if timed:
                     step_end = step_part_end(wf, window, step_start, overhead, attempt, T - t)
                 # L9-25: K attempts on the ORIGINAL block of s_t.
                 inner = await run_phase2_inner_loop(wf, s_t, CodeBlock(content=block, outer_step=t), plan, h_best,
-                                                    deadline_s=deadline_s, session_key=session_key,
+                                                    session_key=session_key,
                                                     budget_s=budget_s, on_best=progress.keep_best,
                                                     step_end_s=step_end, attempt_timer=attempt if timed else None)
                 attempts = inner.attempts
@@ -221,19 +222,18 @@ def failed_path_result(solution: SolutionScript, score: float, error: str) -> Ph
 
 
 async def run_phase2_path(wf: Workflow, path_index: int, solution: SolutionScript, score: float, *,
-                          deadline_s: float | None, sink: list[Phase2Result | None] | None = None) -> Phase2Result:
+                          sink: list[Phase2Result | None] | None = None) -> Phase2Result:
     """One path in its own scope and agent session (REQ-OR-020/021); its failure stays its own
     (REQ-OR-022): an unexpected exception gives the Phase 1 solution back with ``failed=True``.
     A cancelled path (the caller's guard timer) records how far it got, then lets the
     cancellation through."""
     pwf = wf.at(f"phase2/path-{path_index}")
-    budget = None if deadline_s is None else deadline_s - wf.now     # REQ-OR-026
-    pwf.record(PhaseStarted(phase=pwf.scope, budget_s=budget))
+    pwf.record(PhaseStarted(phase=pwf.scope, budget_s=soft_budget_s(pwf)))   # REQ-OR-026
     start = solution.model_copy(deep=True)                           # the path's own copy (REQ-OR-020)
     progress = PathProgress(score, solution.solution_id)
     try:
-        result = await run_phase2_outer_loop(pwf, start, score, deadline_s=deadline_s,
-                                             session_key=f"path-{path_index}", progress=progress)
+        result = await run_phase2_outer_loop(pwf, start, score, session_key=f"path-{path_index}",
+                                             progress=progress)
         failed = False
     except Cancelled as exc:
         # Cut (the phase's guard timer, the budget, or a request past the hard end): the path
@@ -265,10 +265,11 @@ async def run_phase2_path(wf: Workflow, path_index: int, solution: SolutionScrip
 
 
 async def run_phase2(wf: Workflow, phase1_solution: SolutionScript, phase1_score: float, *,
-                     deadline_s: float | None, sink: list[Phase2Result | None] | None = None,
+                     sink: list[Phase2Result | None] | None = None,
                      unmerged: Sequence[SolutionScript] = ()) -> list[Phase2Result]:
     """REQ-OR-013/018/019/023: L paths from the Phase 1 solution (above the first, from the
-    candidates it left unmerged, ``unmerged``), concurrently; results in path order, one per
+    candidates it left unmerged, ``unmerged``), concurrently, each under the workflow's deadline
+    (Phase 2's window: every path gets the whole of it); results in path order, one per
     path (a failed path's slot holds its start). The caller brackets the phase itself
     (PhaseStarted/Completed "phase2"); each path brackets its own.
     ``sink`` (optional, L slots): each path's result lands in its slot as soon as the path ends,
@@ -288,8 +289,7 @@ async def run_phase2(wf: Workflow, phase1_solution: SolutionScript, phase1_score
         if i:
             info(wf.at("phase2"), f"path-{i} starts from a candidate Phase 1 had no time to merge",
                  path=i, solution_id=start.solution_id, score=start.score, source_model=start.source_model)
-    return await wf.gather(*(run_phase2_path(wf, i, *starts[i if i < len(starts) else 0], deadline_s=deadline_s,
-                                             sink=sink)
+    return await wf.gather(*(run_phase2_path(wf, i, *starts[i if i < len(starts) else 0], sink=sink)
                              for i in range(wf.config.num_parallel_solutions)))
 
 
@@ -316,9 +316,9 @@ async def phase2_only(wf: Workflow) -> None:
     score = float(params["initial_score"])
     s0 = SolutionScript(content=str(params["initial_solution"]), phase=SolutionPhase.merged, score=score)
     wf.record_solution(s0.content, phase=s0.phase, origin="input", parents=[], detail={"score": score})
-    deadline = float(wf.config.time_limit_seconds)
-    wf.record(PhaseStarted(phase="phase2", budget_s=deadline - wf.now))
-    results = await run_phase2(wf, s0, score, deadline_s=deadline)
+    wf = until_time_limit(wf)
+    wf.record(PhaseStarted(phase="phase2", budget_s=soft_budget_s(wf)))
+    results = await run_phase2(wf, s0, score)
     found = best_of(wf, results, Ties.FIRST_WINS)
     best = found if found is not None else results[0]
     wf.record(PhaseCompleted(phase="phase2", result={

@@ -13,7 +13,7 @@ from events.phase2 import AblationSummarized
 from events.values import SolutionScript
 from handlers.evaluation import EvalPolicy, evaluate_with_retry
 from handlers.step_policy import time_driven
-from handlers.toolkit import ask, code_of, deadline_of, warn
+from handlers.toolkit import ask, code_of, warn
 from handlers.workflow import Workflow
 
 AUTO_SUMMARY_PREFIX = "[Auto-summary from raw output] "
@@ -25,10 +25,11 @@ ABLATION_FAILED_NOTE = ("The ablation study could not be run at this step, so th
 # --- §1-2: ablation study -----------------------------------------------------------------
 
 
-def ablation_timeout(wf: Workflow, deadline_s: float | None) -> float:
-    """REQ-P2O-035: min(time_limit / (2T), 600) s, and never past the path's deadline. In the time
-    mode T is only an upper bound, so half the path's time left takes the place of time_limit / T."""
-    cfg, deadline = wf.config, deadline_of(wf, deadline_s)
+def ablation_timeout(wf: Workflow) -> float:
+    """REQ-P2O-035: min(time_limit / (2T), 600) s, and never past the path's deadline (the
+    workflow's). In the time mode T is only an upper bound, so half the path's time left takes the
+    place of time_limit / T."""
+    cfg, deadline = wf.config, wf.deadline
     share = deadline.soft_left(wf.now) / 2 if time_driven(cfg) else cfg.time_limit_seconds / (2 * cfg.outer_loop_steps)
     return deadline.timeout(wf.now, min(share, 600.0), floor_s=1.0)
 
@@ -42,13 +43,12 @@ async def write_ablation(wf: Workflow, t: int, s_t: SolutionScript, summaries: l
     return code_of(reply)
 
 
-async def run_ablation(wf: Workflow, t: int, script: str, parent_id: str,
-                       deadline_s: float | None) -> tuple[str, str, bool, str]:
+async def run_ablation(wf: Workflow, t: int, script: str, parent_id: str) -> tuple[str, str, bool, str]:
     """REQ-P2O-020/021: run it through the debug flow; never scored, never leakage-checked.
     Returns (the version that ran last, its stdout + stderr, ran cleanly, its solution id)."""
     ev = await evaluate_with_retry(
         wf, SolutionScript(content=script, phase=SolutionPhase.refined),
-        EvalPolicy.ablation(ablation_timeout(wf, deadline_s), deadline_s), name=f"t{t}/ablation-run",
+        EvalPolicy.ablation(ablation_timeout(wf)), name=f"t{t}/ablation-run",
         origin="ablation", parents=[parent_id], detail={"outer_step": t})
     res = ev.result
     raw = res.stdout + (("\n" + res.stderr) if res.stderr.strip() else "")
@@ -73,13 +73,13 @@ async def summarize(wf: Workflow, t: int, script: str, raw: str,
 
 
 async def ablation_summary(wf: Workflow, t: int, s_t: SolutionScript, summaries: list[str], best_id: str,
-                           deadline_s: float | None, session_key: str | None) -> str:
+                           session_key: str | None) -> str:
     """Lines 5-7: the ablation study of s_t, its run and its summary, recorded ("" when there is
     none: no code, or a run that failed)."""
     a_t = await write_ablation(wf, t, s_t, summaries, session_key)
     raw, ran_ok, abl_id = "", False, None
     if a_t is not None:
-        a_t, raw, ran_ok, abl_id = await run_ablation(wf, t, a_t, best_id, deadline_s)
+        a_t, raw, ran_ok, abl_id = await run_ablation(wf, t, a_t, best_id)
     else:
         warn(wf, "ablation agent gave no code; its summary is empty", outer_step=t)
     summary, fell_back = (await summarize(wf, t, a_t, raw, session_key)) if ran_ok and a_t else ("", False)

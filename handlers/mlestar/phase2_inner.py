@@ -18,7 +18,7 @@ Choices where the specs leave room (digest 06 §8):
 * A planner failure is a recorded attempt (``"[planner failed]"``) but does NOT enter the
   planner's history: nothing was tried, so there is no plan/score pair to learn from. Coder,
   replace and evaluation failures DO enter it, with score ``N/A (evaluation failed)``.
-* Once the path's deadline has passed, the remaining attempts are recorded as skipped
+* Once the path's deadline (the workflow's) has passed, the remaining attempts are recorded as skipped
   (``"[skipped: deadline reached]"``, no agent call, no evaluation), so there are still K
   records while the path stops spending time.
 * Time mode (``handlers.step_policy``): K is not a count but what fits: attempts start while
@@ -41,29 +41,25 @@ from events.values import CodeBlock, SolutionScript
 from handlers.evaluation import EvalPolicy, evaluate_with_retry, replaces_incumbent
 from handlers.prompts import extract_code_block
 from handlers.step_policy import INNER_CAP_FACTOR, StepTimer, room_for_another
-from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, warn
+from handlers.toolkit import ask, code_of, info, past, score_rule, warn
 from handlers.workflow import Workflow
 
 PLANNER_FAILED = "[planner failed]"
 DEADLINE_SKIPPED = "[skipped: deadline reached]"
 
 
-def remaining_s(wf: Workflow, deadline_s: float | None) -> float:
-    """Seconds left for this path: to its deadline, else to the run's time limit."""
-    return deadline_of(wf, deadline_s).soft_left(wf.now)
-
-
-def path_budget_s(wf: Workflow, deadline_s: float | None) -> float:
-    """A path's time budget as seen when it starts: up to its deadline, else Phase 2's share of
-    the time limit (REQ-OR-025)."""
-    if deadline_s is not None:
-        return deadline_s - wf.now
+def path_budget_s(wf: Workflow) -> float:
+    """A path's time budget as seen when it starts: up to the soft end of its deadline (the
+    workflow's), else Phase 2's share of the time limit (REQ-OR-025)."""
+    soft_s = wf.deadline.soft_s
+    if soft_s is not None:
+        return soft_s - wf.now
     cfg = wf.config
     pct = cfg.phase_time_budget.phase2_pct if cfg.phase_time_budget is not None else 65.0
     return cfg.time_limit_seconds * pct / 100.0
 
 
-def refinement_timeout(wf: Workflow, deadline_s: float | None, budget_s: float) -> float:
+def refinement_timeout(wf: Workflow, budget_s: float) -> float:
     """Timeout of one candidate evaluation: at most one outer step's share of the path's budget
     (budget / K, so one script cannot eat the whole path) and at most an hour, never more than
     the path has left (spec README: never the full 24 h), never below 30 s, never past the hard
@@ -73,7 +69,7 @@ def refinement_timeout(wf: Workflow, deadline_s: float | None, budget_s: float) 
     timeout is part of the recorded request, and a value following the clock would make a
     path's decisions depend on how the effects of concurrent paths interleave. Only close to
     the deadline does the time left take over."""
-    return deadline_of(wf, deadline_s).timeout(wf.now, budget_s / wf.config.inner_loop_steps)
+    return wf.deadline.timeout(wf.now, budget_s / wf.config.inner_loop_steps)
 
 
 # --- finding c_t in s_t (REQ-P2O-017/018): the replace of every attempt relies on it ------
@@ -158,21 +154,21 @@ async def run_phase2_inner_loop(
     initial_plan: str,             # p_0 from the extractor
     best_score: float,             # h_best of the outer loop
     *,
-    deadline_s: float | None = None,
     session_key: str | None = None,
     budget_s: float | None = None,  # the path's budget at its start (default: as seen now)
     on_best: Callable[[SolutionScript, float, str], None] | None = None,  # told of every new best
     step_end_s: float | None = None,        # time mode: this outer step's part of the path's window
     attempt_timer: StepTimer | None = None,  # time mode: how long attempts take (the path's, shared)
 ) -> InnerLoopResult:
-    loop = _InnerLoop(wf, solution, code_block, best_score, deadline_s=deadline_s, session_key=session_key,
-                      budget_s=budget_s, on_best=on_best, step_end_s=step_end_s, attempt_timer=attempt_timer)
+    """Lines 9-25 under the workflow's deadline (the path's): no attempt starts past its soft end."""
+    loop = _InnerLoop(wf, solution, code_block, best_score, session_key=session_key, budget_s=budget_s,
+                      on_best=on_best, step_end_s=step_end_s, attempt_timer=attempt_timer)
     info(wf, "inner loop start", outer_step=loop.t, block_chars=len(loop.c_t), plan=initial_plan[:200],
          h_best=best_score, K=loop.K)
     for k in range(loop.K):
         if not loop.time_for_attempt(k):
             break
-        if past(wf, deadline_s):
+        if past(wf):
             loop.record(k, DEADLINE_SKIPPED, None, "", False, failure="deadline", history=False)
             continue
         plan = initial_plan if k == 0 else await loop.next_plan(k)
@@ -186,20 +182,20 @@ class _InnerLoop:
     records, with time mode's attempt timer."""
 
     def __init__(self, wf: Workflow, solution: SolutionScript, code_block: CodeBlock, best_score: float, *,
-                 deadline_s: float | None, session_key: str | None, budget_s: float | None,
+                 session_key: str | None, budget_s: float | None,
                  on_best: Callable[[SolutionScript, float, str], None] | None, step_end_s: float | None,
                  attempt_timer: StepTimer | None) -> None:
-        self.wf, self.solution, self.best_score, self.deadline_s = wf, solution, best_score, deadline_s
+        self.wf, self.solution, self.best_score = wf, solution, best_score
         self.session_key, self.on_best, self.timer = session_key, on_best, attempt_timer
         self.t = code_block.outer_step or 0
         # Time mode (handlers.step_policy): K is how many attempts fit, up to INNER_CAP_FACTOR × K.
         self.K = wf.config.inner_loop_steps * (INNER_CAP_FACTOR if attempt_timer is not None else 1)
-        self.path_window = deadline_of(wf, deadline_s)
+        self.path_window = wf.deadline
         self.step_window = self.path_window.narrowed(soft_s=step_end_s)
         self.started: float | None = None
         self.rule = score_rule(wf)
         self.c_t, self.parent_id = code_block.content, solution.solution_id
-        self.budget = path_budget_s(wf, deadline_s) if budget_s is None else budget_s
+        self.budget = path_budget_s(wf) if budget_s is None else budget_s
         self.best_sol, self.best, self.best_id = solution, best_score, self.parent_id   # REQ-P2I-024
         self.plans: list[str] = []                                                      # planner history
         self.scores: list[float | None] = []
@@ -259,7 +255,7 @@ class _InnerLoop:
             return
         # Score: leakage check, evaluation and debugging before the score counts (REQ-P2I-030/031).
         # No fallback: a candidate that keeps failing has no score (REQ-P2I-027).
-        policy = EvalPolicy.scored("refinement", refinement_timeout(wf, self.deadline_s, self.budget), self.deadline_s)
+        policy = EvalPolicy.scored("refinement", refinement_timeout(wf, self.budget))
         ev = await evaluate_with_retry(wf, candidate, policy, name=name, origin="refinement", parents=[self.parent_id],
                                        detail={"outer_step": t, "k": k, "plan": plan, "code_block": self.c_t})
         h_k = ev.score if ev.ok and usable(ev.score) else None           # NaN is no score either
@@ -292,7 +288,6 @@ __all__ = [
     "locate_block",
     "path_budget_s",
     "refinement_timeout",
-    "remaining_s",
     "run_phase2_inner_loop",
     "validate_code_block",
 ]

@@ -26,8 +26,8 @@ Decisions where the specs leave room (each is tested):
   orchestrator's choice: the best on validation of it and the inputs (REQ-OR-043,
   ``handlers.mlestar.finalchoice``, docs/decisions/0001-final-choice.md).
 * A NaN score counts as a failed round: it can never be compared.
-* The deadline (driven seconds, ``wf.now``) is checked before every agent call and
-  evaluation of a round; once it has passed no new work starts and every remaining round is
+* The deadline (the workflow's, ``wf.deadline``: the pipeline gives Phase 3 its window) is
+  checked before every agent call and evaluation of a round; once it has passed no new work starts and every remaining round is
   recorded as a placeholder attempt (plan ``DEADLINE_PLAN``, reason given). Evaluation
   timeouts and debug retries are capped by it too.
 * Time mode (``handlers.step_policy``): R is an upper bound; after the first round another
@@ -52,7 +52,7 @@ from events.values import SolutionScript
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven
-from handlers.toolkit import ask, code_of, deadline_of, info, past, score_rule, timeout_for, warn, with_score
+from handlers.toolkit import ask, code_of, info, past, score_rule, soft_budget_s, timeout_for, warn, with_score
 from handlers.workflow import Workflow
 
 PLANNER_FAILED = "[ens_planner failed]"                 # REQ-P3-031
@@ -60,7 +60,7 @@ DEADLINE_PLAN = "[skipped: phase 3 deadline reached]"
 
 
 async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
-                     deadline_s: float | None = None, sink: list[EnsembleAttempt] | None = None) -> Phase3Outcome:
+                     sink: list[EnsembleAttempt] | None = None) -> Phase3Outcome:
     """REQ-P3-017: Algorithm 3 over the L input solutions (each carrying its score). ``sink``
     (optional) receives every settled round, so a caller that cuts the phase keeps its best."""
     wf = wf.at("phase3")
@@ -68,7 +68,7 @@ async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
         raise PipelineError("Phase 3 needs at least one input solution")
     if len(solutions) == 1:
         return skip_single_solution(wf, solutions[0])
-    wf.record(PhaseStarted(phase="phase3", budget_s=None if deadline_s is None else deadline_s - wf.now))
+    wf.record(PhaseStarted(phase="phase3", budget_s=soft_budget_s(wf)))
     R = wf.config.ensemble_rounds
     parents = input_ids(wf, solutions)
 
@@ -78,7 +78,7 @@ async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
     # Time mode (handlers.step_policy): R is an upper bound; a round starts while the window holds one
     # and finalizing what it may produce still fits after it (a round as long as the last, when they
     # grow, whose ensemble re-fits for its test run as the last round's did).
-    timed, window = time_driven(wf.config), deadline_of(wf, deadline_s)
+    timed, window = time_driven(wf.config), wf.deadline
     rounds = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 2))    # planner, ensembler, a run
     for r in range(R):                      # r = 0 is lines 1-3, r >= 1 lines 4-8
         like = attempts[-1].solution.solution_id if attempts else None
@@ -92,7 +92,7 @@ async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
             break
         started = wf.now
         try:
-            attempt = await ensemble_round(wf, r, solutions, parents, plans, scores, deadline_s)
+            attempt = await ensemble_round(wf, r, solutions, parents, plans, scores)
         except DeadlineReached as exc:      # asked for work past the hard end: the round is cut
             attempt = settle(wf, r, DEADLINE_PLAN, None, "deadline", reason=str(exc))
         rounds.took(started, wf.now)
@@ -128,10 +128,9 @@ def input_ids(wf: Workflow, solutions: Sequence[SolutionScript]) -> list[str]:
 
 
 async def ensemble_round(wf: Workflow, r: int, solutions: list[SolutionScript], parents: list[str],
-                         plans: list[str], scores: list[float | None],
-                         deadline_s: float | None) -> EnsembleAttempt:
+                         plans: list[str], scores: list[float | None]) -> EnsembleAttempt:
     """One round: plan (with the history so far), implement, check and evaluate, settle."""
-    if past(wf, deadline_s):
+    if past(wf):
         return settle(wf, r, DEADLINE_PLAN, None, "deadline", reason="deadline reached before the round")
 
     plan = await invoke_ens_planner(wf, r, solutions, plans, scores)
@@ -139,7 +138,7 @@ async def ensemble_round(wf: Workflow, r: int, solutions: list[SolutionScript], 
         warn(wf, f"Phase 3 round {r}: A_ens_planner returned an empty response", round=r)
         return settle(wf, r, PLANNER_FAILED, None, "planner_failed", reason="ens_planner gave no plan")
     wf.record(EnsemblePlanned(round=r, plan=plan))
-    if past(wf, deadline_s):
+    if past(wf):
         return settle(wf, r, plan, None, "deadline", reason="deadline reached after planning")
 
     code = await invoke_ensembler(wf, r, plan, solutions)
@@ -147,7 +146,7 @@ async def ensemble_round(wf: Workflow, r: int, solutions: list[SolutionScript], 
         warn(wf, f"Phase 3 round {r}: the ensembler response could not be parsed", round=r)
         return settle(wf, r, plan, None, "ensembler_failed", reason="ensembler gave no code")
     script = SolutionScript(content=code, phase=SolutionPhase.ensemble)
-    if past(wf, deadline_s):
+    if past(wf):
         sid = wf.record_solution(code, phase=SolutionPhase.ensemble, origin="ensemble", parents=parents,
                                  detail={"round": r})
         return settle(wf, r, plan, None, "deadline", script=script, solution_id=sid,
@@ -155,7 +154,7 @@ async def ensemble_round(wf: Workflow, r: int, solutions: list[SolutionScript], 
 
     # Lines 3/7 with REQ-P3-021/027/028: leakage check, run, debug retries inside the sub-flow.
     # Rounds follow one another: a round's script has the run's every evaluation core.
-    policy = EvalPolicy.scored("ensemble", timeout_for(wf, deadline_s), deadline_s).alone(wf.config)
+    policy = EvalPolicy.scored("ensemble", timeout_for(wf)).alone(wf.config)
     ev = await evaluate_with_retry(wf, script, policy, name=f"round-{r}", origin="ensemble", parents=parents,
                                    detail={"round": r})
     score = usable_score(ev)

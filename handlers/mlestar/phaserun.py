@@ -48,7 +48,7 @@ class PhaseRecord:
     ended_at_s: float | None = None
     cost_at_start: float = 0.0
     cost_usd: float = 0.0
-    deadline_s: float | None = None
+    window_end_s: float | None = None   # the end of the phase's window (its guard timer)
     reason: str = ""
 
     @property
@@ -59,7 +59,7 @@ class PhaseRecord:
 
     def summary(self) -> dict[str, Any]:
         return {"status": self.status, "started_at_s": self.started_at_s, "ended_at_s": self.ended_at_s,
-                "duration_s": self.duration_s, "cost_usd": self.cost_usd, "deadline_s": self.deadline_s,
+                "duration_s": self.duration_s, "cost_usd": self.cost_usd, "deadline_s": self.window_end_s,
                 "reason": self.reason}
 
 
@@ -70,9 +70,9 @@ class Ledger:
     records: dict[str, PhaseRecord] = field(default_factory=dict)
     current: str = ""
 
-    def begin(self, wf: Workflow, phase: str, deadline_s: float | None) -> None:
+    def begin(self, wf: Workflow, phase: str, window_end_s: float | None) -> None:
         self.records[phase] = PhaseRecord(phase=phase, status="running", started_at_s=wf.now,
-                                          cost_at_start=wf.cost_usd, deadline_s=deadline_s)
+                                          cost_at_start=wf.cost_usd, window_end_s=window_end_s)
         self.current = phase
 
     def end(self, wf: Workflow, phase: str, status: str, reason: str = "") -> PhaseRecord:

@@ -186,9 +186,10 @@ class Pipeline:
         remaining = tuple(p for p in self.todo if p not in self.ledger.records or p == phase)
         return self.plan.window(phase, self.wf.now, remaining)
 
-    def _bounded(self, window: Window, hard_s: float | None = None) -> Workflow:
-        """The workflow a phase runs in: nothing it asks for may start after its hard end."""
-        return self.wf.within(Deadline(window.soft_end_s, window.end_s if hard_s is None else hard_s))
+    def _bounded(self, window: Window) -> Workflow:
+        """The workflow a phase runs in, under its window's deadline: the phase starts no new step
+        past the soft end, and nothing it asks for may start after the hard end."""
+        return self.wf.within(window.deadline)
 
     def _race(self, window: Window, coro: Coroutine[Any, Any, Any]) -> PhaseRace:
         return PhaseRace(self.wf, window, coro, limits=self.limits, ledger=self.ledger,
@@ -202,11 +203,10 @@ class Pipeline:
 
     async def phase1(self) -> Phase1Result:
         wf, window = self.wf, self._window("phase1")
-        # Phase 1 may be extended up to the finalize-now point (below): its candidates and checks
-        # run under that end, its merges under its window's (``end_s``).
+        # Phase 1 may be extended up to the finalize-now point (below): its workflow's deadline ends
+        # there, for its candidates and checks; its merges run inside its own window.
         until, first = max(window.end_s, self.plan.finalize_at_s), first_choice(wf)
-        race = self._race(window, self.phases.phase1(self.wf.within(Deadline.at(until)),
-                                                     deadline_s=window.soft_end_s, end_s=window.end_s))
+        race = self._race(window, self.phases.phase1(self.wf.within(Deadline.at(until)), window=window.deadline))
         how = await race.wait(window.end_s)
         if how == "deadline" and window.end_s < self.plan.finalize_at_s:
             # Nothing usable yet: nothing can replace Phase 1, keep going up to finalize-now. The
@@ -252,7 +252,7 @@ class Pipeline:
         pwf = wf.at("phase1").within(Deadline(end, end))
         sid = pwf.record_solution(solution.content, phase=solution.phase, origin="phase1_best", parents=[],
                                   source_model=solution.source_model)
-        task = wf.spawn(checks(pwf, solution, sid, score, end), name="phase1-checks")
+        task = wf.spawn(checks(pwf, solution, sid, score), name="phase1-checks")
         guard = wf.guard(end, "phase1-checks")
         if await guard.first(task) == 0:
             guard.stand_down("Phase 1 checks finished")
@@ -277,8 +277,7 @@ class Pipeline:
         window = self._window("phase2")
         sink: list[Phase2Result | None] = [None] * self.L
         race = self._race(window, self.phases.phase2(self._bounded(window), s0.model_copy(deep=True), h0,
-                                                     deadline_s=window.soft_end_s, sink=sink,
-                                                     unmerged=phase1.unmerged))
+                                                     sink=sink, unmerged=phase1.unmerged))
         outcome = await race.settle(await race.wait(window.end_s))
         self._after(outcome)
         results: list[Phase2Result | None] = list(outcome.value or []) if outcome.ok else list(sink)
@@ -306,8 +305,7 @@ class Pipeline:
             return None, best, best_score
         window = self._window("phase3")
         rounds: list[EnsembleAttempt] = []
-        race = self._race(window, self.phases.phase3(self._bounded(window), inputs, deadline_s=window.soft_end_s,
-                                                     sink=rounds))
+        race = self._race(window, self.phases.phase3(self._bounded(window), inputs, sink=rounds))
         outcome = await race.settle(await race.wait(window.end_s))
         self._after(outcome)
         rule = score_rule(wf)
@@ -348,7 +346,6 @@ class Pipeline:
         solution_id = solution_id_of(solution.content)
         own = submission_of(wf, solution_id)
         race = PhaseRace(wf, window, self.phases.finalization(self._bounded(window), validation, score,
-                                                              deadline_s=window.soft_end_s,
                                                               fallback=validation, validation_submission=own),
                          limits=None, ledger=self.ledger, self_reported=True, bracket=SELF_REPORTED[FINALIZATION])
         outcome = await race.settle(await race.wait(window.end_s))

@@ -13,7 +13,9 @@ from events.phase3 import (
     SubmissionProduced,
     SubsamplingRemoved,
 )
+from handlers.deadline import Deadline
 from handlers.finalization import run_finalization
+from handlers.toolkit import until_time_limit
 from tests.finalization.scripted import (
     SAMPLE_LINE,
     VALIDATION,
@@ -30,7 +32,7 @@ FALLBACK_WARNING = "test submission failed, using validation solution"
 
 
 def run(agent: FinalAgent, solution: SolutionScript | None = None, score: float | None = 0.8, *,
-        deadline_s: float | None = None, fallback: SolutionScript | None = None, max_debug: int = 3,
+        deadline_s: float | None = None, hard_s: float | None = None, fallback: SolutionScript | None = None, max_debug: int = 3,
         contamination: bool = False, params: dict[str, Any] | None = None,
         time_limit: int = 86400, order_seed: int | None = None) -> tuple[SimRun, FinalizationOutcome | None]:
     solution = solution or validation_solution()
@@ -38,7 +40,9 @@ def run(agent: FinalAgent, solution: SolutionScript | None = None, score: float 
 
     async def main(wf):
         wf.at("phase3").record_solution(solution.content, phase=solution.phase, origin="ensemble", parents=[])
-        out["o"] = await run_finalization(wf, solution, score, deadline_s=deadline_s, fallback=fallback)
+        # Without a deadline, as a strategy without windows runs it: to the time limit.
+        fwf = until_time_limit(wf) if deadline_s is None else wf.within(Deadline(deadline_s, hard_s or deadline_s))
+        out["o"] = await run_finalization(fwf, solution, score, fallback=fallback)
         wf.complete(submission_path=out["o"].submission_path, best_score=score, result={})
 
     config = PipelineConfig(max_debug_attempts=max_debug, contamination_check=contamination,
@@ -248,8 +252,10 @@ def test_deadline_already_passed_falls_back_without_work():
 
 def test_deadline_stops_debugging_and_caps_timeouts():
     # Results advance time 1 s each: extract (1), A_test (2), leak check (3), eval (4), ...
+    # A window's deadline: nothing starts past its soft end (5.5 s), no timeout reaches past its
+    # hard end (6.5 s), a grace later.
     agent = FinalAgent(test_outcome="error", fixes=["error", "error", "valid"])
-    sim, out = run(agent, deadline_s=5.5)
+    sim, out = run(agent, deadline_s=5.5, hard_s=6.5)
     now, evaluations = 0.0, 0
     for scope, e in sim.events:
         if scope == "input":
@@ -258,7 +264,7 @@ def test_deadline_stops_debugging_and_caps_timeouts():
             assert now < 5.5, e.effect_id
             if isinstance(e, EvaluationRequested):
                 evaluations += 1
-                assert e.timeout_s <= max(1.0, 5.5 - now)
+                assert e.timeout_s <= max(1.0, 6.5 - now)
     assert evaluations
     assert out.submission_path == "" and out.fallback_reason
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from events.core import AgentCallCompleted, AgentCallFailed, AgentCallRequested, EvaluationRequested
 from events.domain import EvaluationResult, PipelineConfig, SolutionPhase, SolutionScript
+from handlers.deadline import Deadline
 from handlers.mlestar.phase2 import phase2_result_json, run_phase2
 from tests.support.sim import SimRun, error_result, make_task, ok_result, simulate
 
@@ -134,7 +135,7 @@ def run_phase2_sim(agents: Agents, *, cfg: PipelineConfig | None = None, directi
     async def main(wf) -> None:
         s0 = SolutionScript(content=base, phase=SolutionPhase.merged, score=initial)
         wf.record_solution(base, phase=s0.phase, origin="test", parents=[])
-        results = await run_phase2(wf, s0, initial, deadline_s=deadline_s)
+        results = await run_phase2(wf if deadline_s is None else wf.within(Deadline(deadline_s)), s0, initial)
         out.extend(results)
         wf.complete(submission_path="", best_score=results[0].best_score,
                     result={"phase2_results": [phase2_result_json(r) for r in results]})

@@ -295,7 +295,7 @@ def test_REQ_P2O_043_initial_solution_is_not_mutated():
 
     async def main(wf):
         wf.record_solution(BASE, phase=s0.phase, origin="test", parents=[])
-        await run_phase2(wf, s0, 0.8, deadline_s=None)
+        await run_phase2(wf, s0, 0.8)
         wf.complete(submission_path="", best_score=None, result={})
 
     run = simulate(main, agent=Agents(score=lambda p, t, k: 0.9), evaluate=evaluate, config=config(L=2),

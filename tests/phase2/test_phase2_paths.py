@@ -104,7 +104,7 @@ def test_cancelled_path_records_how_far_it_got():
 
         s0 = SolutionScript(content=BASE, phase=SolutionPhase.merged, score=0.8)
         wf.record_solution(BASE, phase=s0.phase, origin="test", parents=[])
-        task = wf.spawn(phase2.run_phase2(wf, s0, 0.8, deadline_s=None), name="phase2")
+        task = wf.spawn(phase2.run_phase2(wf, s0, 0.8), name="phase2")
         timer = wf.spawn(wf.sleep_until(12, name="guard"), name="timer")
         if await wf.first(task, timer) == 1:
             wf.cancel(task, "phase2 deadline reached")

@@ -7,6 +7,7 @@ from typing import Any
 from events.core import AgentCallRequested, EvaluationRequested, Note, PhaseCompleted, SolutionRecorded
 from events.domain import PipelineConfig, SolutionPhase, solution_id_of
 from events.phase3 import EnsemblePlanned, EnsembleRoundCompleted, EnsembleSelected, Phase3Outcome
+from handlers.deadline import Deadline
 from handlers.mlestar.phase3 import DEADLINE_PLAN, PLANNER_FAILED, run_phase3
 from tests.phase3.scripted import Phase3Agent, ensemble_code, evaluate_script, input_solutions, plan_text
 from tests.support.sim import SimRun, make_task, simulate
@@ -21,7 +22,7 @@ def run(agent: Phase3Agent, inputs=None, *, R: int = 5, deadline_s: float | None
         if record_inputs:  # as Phase 2 would have
             for s in inputs:
                 wf.at("phase2").record_solution(s.content, phase=s.phase, origin="refine", parents=[])
-        out["result"] = await run_phase3(wf, inputs, deadline_s=deadline_s)
+        out["result"] = await run_phase3(wf if deadline_s is None else wf.within(Deadline.at(deadline_s)), inputs)
         wf.complete(submission_path="", best_score=out["result"].best_ensemble_score, result={})
 
     config = PipelineConfig(ensemble_rounds=R, max_debug_attempts=max_debug)

@@ -32,6 +32,7 @@ from events.domain import (
     SolutionPhase,
     SolutionScript,
 )
+from handlers.deadline import UNBOUNDED, Deadline
 from handlers.mlestar.pipeline import Phases, run_mle_star
 from handlers.workflow import Workflow
 from tests.support.sim import SimRun, ok_result, simulate_clock
@@ -99,9 +100,8 @@ class Script:
                                    is_executable=not done.result.is_error, purpose=phase))
         return SolutionScript(content=code, phase=SolutionPhase.refined, score=done.result.score), done.result.score
 
-    async def phase1(self, wf: Workflow, *, deadline_s: float | None = None,
-                     end_s: float | None = None) -> Phase1Result:
-        self.seen["phase1"] = {"deadline_s": deadline_s, "end_s": end_s, "now": wf.now}
+    async def phase1(self, wf: Workflow, *, window: Deadline = UNBOUNDED) -> Phase1Result:
+        self.seen["phase1"] = {"deadline": wf.deadline, "window": window, "now": wf.now}
         wf.at("phase1").record(PhaseStarted(phase="phase1"))
         if self.phase1_error:
             await wf.at("phase1").agent(AgentCallRequested(effect_id=wf.at("phase1").effect_id("retriever"),
@@ -112,9 +112,9 @@ class Script:
         return Phase1Result(retrieved_models=[], candidate_solutions=[solution], candidate_scores=[score],
                             initial_solution=solution, initial_score=score)  # type: ignore[arg-type]
 
-    async def phase2(self, wf: Workflow, s0: SolutionScript, h0: float, *, deadline_s: float,
+    async def phase2(self, wf: Workflow, s0: SolutionScript, h0: float, *,
                      sink: Any = None, unmerged: Any = ()) -> list[Phase2Result]:
-        self.seen["phase2"] = {"deadline_s": deadline_s, "now": wf.now, "s0": s0, "h0": h0}
+        self.seen["phase2"] = {"deadline": wf.deadline, "now": wf.now, "s0": s0, "h0": h0}
 
         async def path(i: int) -> Phase2Result | None:
             try:
@@ -126,18 +126,18 @@ class Script:
 
         return await wf.gather(*(path(i) for i in range(wf.config.num_parallel_solutions)))
 
-    async def phase3(self, wf: Workflow, solutions: list[SolutionScript], *, deadline_s: float,
+    async def phase3(self, wf: Workflow, solutions: list[SolutionScript], *,
                      sink: Any = None) -> Phase3Result:
-        self.seen["phase3"] = {"deadline_s": deadline_s, "now": wf.now, "solutions": solutions}
+        self.seen["phase3"] = {"deadline": wf.deadline, "now": wf.now, "solutions": solutions}
         wf.at("phase3").record(PhaseStarted(phase="phase3"))
         best, score = await self._work(wf, "phase3", "phase3", "ens")
         wf.at("phase3").record(PhaseCompleted(phase="phase3"))
         return Phase3Result(input_solutions=solutions, ensemble_plans=["avg"], ensemble_scores=[score],
                             best_ensemble=best, best_ensemble_score=score)  # type: ignore[arg-type]
 
-    async def finalization(self, wf: Workflow, solution: SolutionScript, score: float, *, deadline_s: float,
+    async def finalization(self, wf: Workflow, solution: SolutionScript, score: float, *,
                            fallback: SolutionScript, validation_submission: Any = None) -> Any:
-        self.seen["finalization"] = {"deadline_s": deadline_s, "now": wf.now, "solution": solution,
+        self.seen["finalization"] = {"deadline": wf.deadline, "now": wf.now, "solution": solution,
                                      "score": score, "validation_submission": validation_submission}
         w = wf.at("finalization")
         w.record(PhaseStarted(phase="final"))

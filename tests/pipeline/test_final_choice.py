@@ -81,7 +81,7 @@ class EnsembleScript(Script):
                                     is_executable=not done.result.is_error, purpose=purpose))
         return done.result.score
 
-    async def phase2(self, wf: Workflow, s0: SolutionScript, h0: float, *, deadline_s: float,
+    async def phase2(self, wf: Workflow, s0: SolutionScript, h0: float, *,
                      sink: Any = None, unmerged: Any = ()) -> list[Phase2Result]:
         async def path(i: int) -> Phase2Result:
             code = f"# path-{i}\n# score={PATHS[i]}\n"
@@ -92,7 +92,7 @@ class EnsembleScript(Script):
 
         return await wf.gather(*(path(i) for i in range(len(PATHS))))
 
-    async def phase3(self, wf: Workflow, solutions: list[SolutionScript], *, deadline_s: float,
+    async def phase3(self, wf: Workflow, solutions: list[SolutionScript], *,
                      sink: Any = None) -> Phase3Result:
         self.seen["phase3"] = {"solutions": solutions}
         w = wf.at("phase3")

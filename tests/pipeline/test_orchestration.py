@@ -114,8 +114,9 @@ def test_REQ_OR_025_unused_time_is_redistributed_to_later_phases():
     assert alloc["phase3"].budget_s == pytest.approx((3600 - alloc["phase3"].started_at_s) * 15 / 25)
     assert alloc["phase3"].deadline_s <= plan.finalize_at_s
     assert alloc["finalization"].deadline_s == pytest.approx(3600 - EXIT_ALLOWANCE_S)
-    # each phase is told its soft deadline, a little before the guard
-    assert script.seen["phase2"]["deadline_s"] == pytest.approx(alloc["phase2"].soft_deadline_s)
+    # each phase runs under its window's deadline: the soft end a little before the guard
+    assert script.seen["phase2"]["deadline"].soft_s == pytest.approx(alloc["phase2"].soft_deadline_s)
+    assert script.seen["phase2"]["deadline"].hard_s == pytest.approx(alloc["phase2"].deadline_s)
     assert alloc["phase2"].soft_deadline_s < alloc["phase2"].deadline_s
     # the guard timers are effects: requested and, when the phase ended first, cancelled
     timers = [e.effect_id for e in run.of(TimerRequested)]
@@ -326,7 +327,7 @@ def test_REQ_OR_040_all_paths_failing_gives_phase3_copies_of_s0():
 def test_REQ_OR_040_phase2_raising_as_a_whole_substitutes_s0_for_every_path():
     script = Script()
 
-    async def broken(wf, s0, h0, *, deadline_s, sink=None, unmerged=()):
+    async def broken(wf, s0, h0, *, sink=None, unmerged=()):
         raise ValueError("phase 2 exploded")
 
     script.phase2 = broken  # type: ignore[method-assign]
