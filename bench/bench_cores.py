@@ -84,8 +84,8 @@ def measure(task_name: str, repeat: int, root: Path, scripts_wanted: int | None 
     public_dir, scripts = scripts_for(task_name, root)
     scripts = dict(list(scripts.items())[:scripts_wanted])
     ctx = EvalContext(run_dir=root / "runs", task_dir=public_dir, sample_submission=None, subsample_limit=30000,
-                      sandbox_mode="none")  # type: ignore[arg-type]
-    rows = []
+                      sandbox_mode="none")
+    rows: list[dict[str, object]] = []
     for label, code in scripts.items():
         times: dict[int, list[float]] = {1: [], 2: []}
         outputs: dict[int, set[tuple[float | None, bytes]]] = {1: set(), 2: set()}

@@ -21,6 +21,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -91,7 +92,7 @@ def build_log(db: Path):
     return log
 
 
-def fastest_of(n: int, fn) -> tuple[float, float]:
+def fastest_of(n: int, fn: Callable[[], object]) -> tuple[float, float]:
     """The shortest wall time of ``n`` timed calls of ``fn`` (the least disturbed by the machine),
     and the shortest CPU time of this process over them (what the call costs, however busy the
     machine is)."""
