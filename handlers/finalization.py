@@ -60,7 +60,17 @@ from handlers.evaluation import EvalPolicy, Evaluated, bug_text, evaluate_with_r
 from handlers.prompts import fenced_blocks
 from handlers.safety import debug_once
 from handlers.timebudget import Window
-from handlers.toolkit import MIN_EVAL_TIMEOUT_S, AgentReply, ask, code_of, info, past, soft_budget_s, warn
+from handlers.toolkit import (
+    MIN_EVAL_TIMEOUT_S,
+    AgentReply,
+    ask,
+    code_of,
+    info,
+    pacing_deadline,
+    past,
+    soft_budget_s,
+    warn,
+)
 from handlers.workflow import Workflow
 
 SUBMISSION = "./final/submission.csv"
@@ -359,9 +369,9 @@ def parse_verdict(reply: AgentReply) -> str | None:
 
 
 def remaining(wf: Workflow) -> float:
-    """The time left for the test run: to the soft end of the workflow's deadline (no one-hour
+    """The time left for the test run: to the soft end of its ``pacing_deadline`` (no one-hour
     cap: the test script trains on the full data, REQ-FN-020), never past the hard end."""
-    d = wf.deadline
+    d = pacing_deadline(wf)
     return d.cap(wf.now, max(MIN_EVAL_TIMEOUT_S, d.soft_left(wf.now)))
 
 

@@ -13,9 +13,8 @@ from handlers.deadline import MAX_EVAL_TIMEOUT_S, MIN_EVAL_TIMEOUT_S, Deadline
 from handlers.prompts import build_request, extract_code_block
 from handlers.workflow import Workflow
 
-__all__ = ["MIN_EVAL_TIMEOUT_S", "AgentReply", "ask", "code_of", "info", "looks_like_code", "past",
-           "score_rule", "session_for_scope", "soft_budget_s", "timeout_for", "until_time_limit", "warn",
-           "with_score"]
+__all__ = ["MIN_EVAL_TIMEOUT_S", "AgentReply", "ask", "code_of", "info", "looks_like_code", "pacing_deadline", "past",
+           "score_rule", "session_for_scope", "soft_budget_s", "timeout_for", "warn", "with_score"]
 
 AgentReply = AgentCallCompleted | AgentCallFailed
 
@@ -79,24 +78,29 @@ def with_score(solution: SolutionScript, score: float | None, *, executable: boo
     return solution.model_copy(update={"score": score, "is_executable": executable})
 
 
+def pacing_deadline(wf: Workflow) -> Deadline:
+    """The deadline a unit of work paces its steps by: the workflow's (``wf.deadline``), whose
+    soft end, when it has none (a strategy run without the pipeline's windows: a phase alone, a
+    baseline), is the run's time limit. Requests are checked against ``wf.deadline`` itself."""
+    deadline = wf.deadline
+    if deadline.soft_s is None:
+        return Deadline(float(wf.config.time_limit_seconds), deadline.hard_s)
+    return deadline
+
+
 def past(wf: Workflow) -> bool:
-    """The soft end of the unit's deadline (``wf.deadline``) has passed: it starts no new step."""
-    return wf.deadline.passed(wf.now)
+    """The soft end of the unit's deadline (``pacing_deadline``) has passed: it starts no new step."""
+    return pacing_deadline(wf).passed(wf.now)
 
 
 def timeout_for(wf: Workflow, want_s: float = MAX_EVAL_TIMEOUT_S) -> float:
     """An evaluation's timeout from the time the unit has left (never the whole 24 h; spec
-    README): ``Deadline.timeout`` of ``wf.deadline``."""
-    return wf.deadline.timeout(wf.now, want_s)
+    README): ``Deadline.timeout`` of its ``pacing_deadline``."""
+    return pacing_deadline(wf).timeout(wf.now, want_s)
 
 
 def soft_budget_s(wf: Workflow) -> float | None:
-    """A unit's time as its ``PhaseStarted`` records it: from now to the soft end of its deadline."""
+    """A unit's time as its ``PhaseStarted`` records it: from now to the soft end of its deadline
+    (None when the workflow has none of its own)."""
     soft_s = wf.deadline.soft_s
     return None if soft_s is None else soft_s - wf.now
-
-
-def until_time_limit(wf: Workflow) -> Workflow:
-    """The workflow of a strategy that runs without the pipeline's windows (a phase alone, a
-    baseline): its units wrap up at the run's time limit, its soft end; no hard end is set."""
-    return wf.within(Deadline(float(wf.config.time_limit_seconds)))

@@ -27,7 +27,7 @@ from handlers.evaluation import bug_text
 from handlers.evolution.genes import parse_genes, structure_error
 from handlers.evolution.prompts import debug_request, review_request
 from handlers.prompts import longest_fenced_block
-from handlers.toolkit import AgentReply, code_of, looks_like_code, timeout_for
+from handlers.toolkit import AgentReply, code_of, looks_like_code, pacing_deadline, timeout_for
 from handlers.workflow import Workflow
 
 OUTPUT_TAIL = 3000
@@ -115,7 +115,7 @@ async def develop(wf: Workflow, code: str, *, step: int, phase: SolutionPhase, o
     first = await chain.check(Version(code=code, solution_id=sid), f"{chain.prefix}/eval")
     # The search's recorded runs ran a fix that came back after the deadline and checked none for
     # leakage: a replay asks for what they asked (handlers.debugloop).
-    rules: DebugRules[Version] = DebugRules(attempts=wf.config.max_chained_debug, deadline=wf.deadline,
+    rules: DebugRules[Version] = DebugRules(attempts=wf.config.max_chained_debug, deadline=pacing_deadline(wf),
                                             late_fixes_run=True)
     current, attempts = await debug_loop(wf, chain, first, rules)
     if not current.ok:

@@ -12,12 +12,11 @@ from events.core import PhaseCompleted, PhaseStarted
 from events.errors import PipelineError
 from handlers.finalization import run_finalization
 from handlers.mlestar.phase1 import generate_candidate, rank_candidates, retrieve_models
-from handlers.toolkit import score_rule, until_time_limit
+from handlers.toolkit import score_rule
 from handlers.workflow import Workflow
 
 
 async def best_candidate(wf: Workflow) -> None:
-    wf = until_time_limit(wf)
     p1 = wf.at("phase1")
     p1.record(PhaseStarted(phase="phase1"))
     models = await retrieve_models(p1, wf.config.num_retrieved_models)

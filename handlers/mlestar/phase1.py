@@ -44,7 +44,7 @@ from handlers.mlestar.phase1_time import Phase1Time
 from handlers.money import budget_stopped
 from handlers.safety import check_and_fix_leakage, check_data_usage
 from handlers.step_policy import room_for_another, time_driven
-from handlers.toolkit import ask, code_of, past, score_rule, timeout_for, until_time_limit, warn
+from handlers.toolkit import ask, code_of, pacing_deadline, past, score_rule, timeout_for, warn
 from handlers.workflow import Workflow
 
 BUDGET_STOPPED = "stopped by the budget: A_init's call was refused or cut for want of money"
@@ -209,7 +209,7 @@ class _Drafts:
     def __init__(self, wf: Workflow, models: list[RetrievedModel], clock: Phase1Time) -> None:
         self.wf, self.models, self.timer = wf, models, clock.drafts
         self.timed = time_driven(wf.config)
-        self.window = clock.paced.deadline   # Phase 1's soft end; the extension is ``wf.deadline``
+        self.window = pacing_deadline(clock.paced)   # Phase 1's soft end; the extension's: ``wf``'s
         self.tasks: list[Task] = []
         self.at_once = min(len(models), wf.config.max_concurrent_evaluations) if self.timed else len(models)
         for i in range(self.at_once):
@@ -237,7 +237,7 @@ class _Drafts:
         if not self.timed:
             return
         wf, timer = self.wf, self.timer
-        room, step_s = (self.window, 2 * timer.estimate_s) if self.scored() else (wf.deadline, timer.estimate_s)
+        room, step_s = (self.window, 2 * timer.estimate_s) if self.scored() else (pacing_deadline(wf), timer.estimate_s)
         while (len(self.tasks) < len(self.models) and sum(not t.done for t in self.tasks) < self.at_once
                and room_for_another(room, wf.now, step_s)):
             self._spawn(len(self.tasks))
@@ -386,6 +386,6 @@ async def post_merge_checks(wf: Workflow, s0: SolutionScript, s0_id: str, h_best
 
 async def phase1_only(wf: Workflow) -> None:
     """A strategy that runs Phase 1 alone (the library's ``run_phase1`` drives it)."""
-    result = await run_phase1(until_time_limit(wf))
+    result = await run_phase1(wf)
     wf.complete(submission_path="", best_score=result.initial_score,
                 result={"phase1": result.model_dump(mode="json")})

@@ -23,7 +23,7 @@ from events.pipeline import WorkCut
 from handlers.deadline import UNBOUNDED, Deadline
 from handlers.evaluation import Evaluated
 from handlers.step_policy import StepTimer, room_for_another, time_driven
-from handlers.toolkit import info, past
+from handlers.toolkit import info, pacing_deadline, past
 from handlers.workflow import Workflow
 
 T = TypeVar("T")
@@ -62,7 +62,7 @@ class Phase1Time:
         and the cut is recorded."""
         wf = self.wf
         passed = past(self.paced)
-        no_time = self.timed and not room_for_another(self.paced.deadline, wf.now, self.merges.estimate_s)
+        no_time = self.timed and not room_for_another(pacing_deadline(self.paced), wf.now, self.merges.estimate_s)
         if not (passed or no_time):
             return False
         wf.record(WorkCut(unit="phase1", reason="phase1 deadline reached" if passed

@@ -73,7 +73,7 @@ from handlers.mlestar.phase2_inner import (
     validate_code_block,
 )
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, steps_that_fit, time_driven
-from handlers.toolkit import info, past, score_rule, soft_budget_s, until_time_limit, warn, with_score
+from handlers.toolkit import info, pacing_deadline, past, score_rule, soft_budget_s, warn, with_score
 from handlers.workflow import Workflow
 
 # --- §6-7: the outer loop of one path ------------------------------------------------------
@@ -174,7 +174,7 @@ async def run_phase2_outer_loop(wf: Workflow, initial_solution: SolutionScript, 
 
     # Time mode (handlers.step_policy): T is an upper bound; a step starts while the path's window
     # holds one more (its overhead and one attempt), and its inner loop fills its part of the rest.
-    timed, window = time_driven(wf.config), wf.deadline
+    timed, window = time_driven(wf.config), pacing_deadline(wf)
     overhead = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 3))   # ablation, its run, summary, extractor
     attempt = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 2))    # planner, coder, a run
     for t in range(T):
@@ -316,7 +316,7 @@ async def phase2_only(wf: Workflow) -> None:
     score = float(params["initial_score"])
     s0 = SolutionScript(content=str(params["initial_solution"]), phase=SolutionPhase.merged, score=score)
     wf.record_solution(s0.content, phase=s0.phase, origin="input", parents=[], detail={"score": score})
-    wf = until_time_limit(wf)
+    wf = wf.within(Deadline(float(wf.config.time_limit_seconds)))    # its soft end: the time limit
     wf.record(PhaseStarted(phase="phase2", budget_s=soft_budget_s(wf)))
     results = await run_phase2(wf, s0, score)
     found = best_of(wf, results, Ties.FIRST_WINS)

@@ -13,7 +13,7 @@ from events.phase2 import AblationSummarized
 from events.values import SolutionScript
 from handlers.evaluation import EvalPolicy, evaluate_with_retry
 from handlers.step_policy import time_driven
-from handlers.toolkit import ask, code_of, warn
+from handlers.toolkit import ask, code_of, pacing_deadline, warn
 from handlers.workflow import Workflow
 
 AUTO_SUMMARY_PREFIX = "[Auto-summary from raw output] "
@@ -29,7 +29,7 @@ def ablation_timeout(wf: Workflow) -> float:
     """REQ-P2O-035: min(time_limit / (2T), 600) s, and never past the path's deadline (the
     workflow's). In the time mode T is only an upper bound, so half the path's time left takes the
     place of time_limit / T."""
-    cfg, deadline = wf.config, wf.deadline
+    cfg, deadline = wf.config, pacing_deadline(wf)
     share = deadline.soft_left(wf.now) / 2 if time_driven(cfg) else cfg.time_limit_seconds / (2 * cfg.outer_loop_steps)
     return deadline.timeout(wf.now, min(share, 600.0), floor_s=1.0)
 

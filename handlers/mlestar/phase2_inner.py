@@ -41,7 +41,7 @@ from events.values import CodeBlock, SolutionScript
 from handlers.evaluation import EvalPolicy, evaluate_with_retry, replaces_incumbent
 from handlers.prompts import extract_code_block
 from handlers.step_policy import INNER_CAP_FACTOR, StepTimer, room_for_another
-from handlers.toolkit import ask, code_of, info, past, score_rule, warn
+from handlers.toolkit import ask, code_of, info, pacing_deadline, past, score_rule, warn
 from handlers.workflow import Workflow
 
 PLANNER_FAILED = "[planner failed]"
@@ -69,7 +69,7 @@ def refinement_timeout(wf: Workflow, budget_s: float) -> float:
     timeout is part of the recorded request, and a value following the clock would make a
     path's decisions depend on how the effects of concurrent paths interleave. Only close to
     the deadline does the time left take over."""
-    return wf.deadline.timeout(wf.now, budget_s / wf.config.inner_loop_steps)
+    return pacing_deadline(wf).timeout(wf.now, budget_s / wf.config.inner_loop_steps)
 
 
 # --- finding c_t in s_t (REQ-P2O-017/018): the replace of every attempt relies on it ------
@@ -190,7 +190,7 @@ class _InnerLoop:
         self.t = code_block.outer_step or 0
         # Time mode (handlers.step_policy): K is how many attempts fit, up to INNER_CAP_FACTOR × K.
         self.K = wf.config.inner_loop_steps * (INNER_CAP_FACTOR if attempt_timer is not None else 1)
-        self.path_window = wf.deadline
+        self.path_window = pacing_deadline(wf)
         self.step_window = self.path_window.narrowed(soft_s=step_end_s)
         self.started: float | None = None
         self.rule = score_rule(wf)

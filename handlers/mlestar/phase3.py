@@ -52,7 +52,18 @@ from events.values import SolutionScript
 from handlers.deadline import DeadlineReached
 from handlers.evaluation import EvalPolicy, Evaluated, evaluate_with_retry
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven
-from handlers.toolkit import ask, code_of, info, past, score_rule, soft_budget_s, timeout_for, warn, with_score
+from handlers.toolkit import (
+    ask,
+    code_of,
+    info,
+    pacing_deadline,
+    past,
+    score_rule,
+    soft_budget_s,
+    timeout_for,
+    warn,
+    with_score,
+)
 from handlers.workflow import Workflow
 
 PLANNER_FAILED = "[ens_planner failed]"                 # REQ-P3-031
@@ -78,7 +89,7 @@ async def run_phase3(wf: Workflow, solutions: list[SolutionScript], *,
     # Time mode (handlers.step_policy): R is an upper bound; a round starts while the window holds one
     # and finalizing what it may produce still fits after it (a round as long as the last, when they
     # grow, whose ensemble re-fits for its test run as the last round's did).
-    timed, window = time_driven(wf.config), wf.deadline
+    timed, window = time_driven(wf.config), pacing_deadline(wf)
     rounds = StepTimer(prior_s=agent_and_eval_prior(wf.measured, 2))    # planner, ensembler, a run
     for r in range(R):                      # r = 0 is lines 1-3, r >= 1 lines 4-8
         like = attempts[-1].solution.solution_id if attempts else None

@@ -15,7 +15,6 @@ from events.phase3 import (
 )
 from handlers.deadline import Deadline
 from handlers.finalization import run_finalization
-from handlers.toolkit import until_time_limit
 from tests.finalization.scripted import (
     SAMPLE_LINE,
     VALIDATION,
@@ -40,8 +39,7 @@ def run(agent: FinalAgent, solution: SolutionScript | None = None, score: float 
 
     async def main(wf):
         wf.at("phase3").record_solution(solution.content, phase=solution.phase, origin="ensemble", parents=[])
-        # Without a deadline, as a strategy without windows runs it: to the time limit.
-        fwf = until_time_limit(wf) if deadline_s is None else wf.within(Deadline(deadline_s, hard_s or deadline_s))
+        fwf = wf if deadline_s is None else wf.within(Deadline(deadline_s, hard_s or deadline_s))
         out["o"] = await run_finalization(fwf, solution, score, fallback=fallback)
         wf.complete(submission_path=out["o"].submission_path, best_score=score, result={})
 
