@@ -47,6 +47,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+# The text and image tasks' peers (issue 62), run with --media.
+from bench.automl_media_peers import MEDIA_PEER_TITLES, media_main  # noqa: E402
 from bench.automl_results import (  # noqa: E402
     PEER_DISTRIBUTIONS,
     code_at,
@@ -66,7 +68,7 @@ if TYPE_CHECKING:
     from events.score import Score
 
 PEERS = tuple(PEER_DISTRIBUTIONS)
-PEER_TITLES = {"flaml": "FLAML", "ag-medium": "AG medium", "ag-best": "AG best"}
+PEER_TITLES = {"flaml": "FLAML", "ag-medium": "AG medium", "ag-best": "AG best", **MEDIA_PEER_TITLES}
 AUTOML_VENV_PYTHON = ROOT / ".venv-automl" / "bin" / "python"
 SET_TITLES = {"dev": "Development set (tuned on)", "heldout": "Held-out set (not tuned on)",
               "burned": "Burned held-out tasks (read to debug or to decide a change; still reported)",
@@ -299,13 +301,18 @@ def main() -> None:
                              "tasks, seeds, limit and preset; ours measured on the code of --code)")
     parser.add_argument("--code", default="HEAD", metavar="REV",
                         help="with --report: our results measured on this commit's engine code (default HEAD)")
+    parser.add_argument("--media", action="store_true",
+                        help="the text and image tasks against their own peers (bench/automl_media_peers.py)")
     args = parser.parse_args()
+    if args.media:
+        media_main(args, _automl_python(args.automl_python))
+        return
     from engine.tasks.bundled_data import SPECS
-    from engine.tasks.protocol import EVER_HELD_OUT, SETS
+    from engine.tasks.protocol import EVER_HELD_OUT, MEDIA_KINDS, SETS
 
     # --set heldout is every task ever registered held out, burned ones too (rule 8).
     chosen = EVER_HELD_OUT if args.task_set == "heldout" else SETS.get(args.task_set, ())
-    tasks = args.tasks or [n for n in SPECS if args.task_set == "all" or n in chosen]
+    tasks = args.tasks or [n for n in SPECS if (args.task_set == "all" and n not in MEDIA_KINDS) or n in chosen]
     if args.report is not None:
         code = code_at(args.code)
         if code is None:
