@@ -43,7 +43,7 @@ def text_reference_score(spec: ScoringSpec, train: pd.DataFrame, test: pd.DataFr
                                            max_features=TEXT_VOCABULARY), c) for c in text]
     if numeric:
         parts.append(("numbers", StandardScaler(), numeric))
-    model = make_pipeline(ColumnTransformer(parts), LogisticRegression(C=10.0, max_iter=2000))
+    model = make_pipeline(ColumnTransformer(parts), LogisticRegression(max_iter=1000))
 
     def frame(df: pd.DataFrame) -> pd.DataFrame:
         out = df[columns].copy()
