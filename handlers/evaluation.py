@@ -144,6 +144,9 @@ async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: Ev
     (``handlers.debugloop``) starts no round once the soft end has passed; a fixed timeout alone
     would let the retries run past a phase's deadline.
     """
+    # The workflow's own deadline, not its pacing_deadline: a unit without a soft end (a strategy
+    # run without windows) debugs without one, as its recorded runs did; its callers size the
+    # timeout they ask for to the time limit.
     deadline = wf.deadline
     tries = _Attempts(wf, policy, name, deadline)
     first = _Version(solution, tries.record(solution, origin=origin, parents=parents, detail=detail))
