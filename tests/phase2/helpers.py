@@ -135,6 +135,8 @@ def run_phase2_sim(agents: Agents, *, cfg: PipelineConfig | None = None, directi
     async def main(wf) -> None:
         s0 = SolutionScript(content=base, phase=SolutionPhase.merged, score=initial)
         wf.record_solution(base, phase=s0.phase, origin="test", parents=[])
+        # ``deadline_s``: the soft end of Phase 2's window alone, so the paths' own soft-end checks are
+        # what stops them (no request is refused at a hard end).
         results = await run_phase2(wf if deadline_s is None else wf.within(Deadline(deadline_s)), s0, initial)
         out.extend(results)
         wf.complete(submission_path="", best_score=results[0].best_score,

@@ -22,6 +22,7 @@ def run(agent: Phase3Agent, inputs=None, *, R: int = 5, deadline_s: float | None
         if record_inputs:  # as Phase 2 would have
             for s in inputs:
                 wf.at("phase2").record_solution(s.content, phase=s.phase, origin="refine", parents=[])
+        # ``deadline_s``: Phase 3's window ending there, soft and hard end at once
         out["result"] = await run_phase3(wf if deadline_s is None else wf.within(Deadline.at(deadline_s)), inputs)
         wf.complete(submission_path="", best_score=out["result"].best_ensemble_score, result={})
 
