@@ -6,7 +6,7 @@
 
 Phase 3's rounds and finalization's test run are the run's only script while they run; they are
 given ``max_concurrent_evaluations`` cores (2 here) where the search's scripts, run side by side,
-get one each (``handlers.evaluation.lone_cores``). For each bundled development task, the builtin
+get one each (``handlers.evaluation.lone_cores``). For each bundled task given (``--tasks``), the builtin
 agent's scripts of its first two model families (LightGBM, HistGB) and their mean blend (a
 Phase 3 round) run through ``engine.harness.executor.run_evaluation`` with ``cores=1`` and
 ``cores=2``, interleaved, in one process. Reported per script: the median wall time of each, their
@@ -16,10 +16,11 @@ reports its count and stops; a script whose score or submission differs between 
 the bench exit 1.
 
 Size (`make bench`): one task, solar-module-technology (9,000 rows), three scripts, two runs per
-count: twelve script runs, 10-15 min on a 2-core machine. The figure is the second core's gain for
-one lone builtin script on a mid-sized table, which one table measures; town-country (73,000 rows)
-was a second default task, but its twelve runs took most of an hour on a busy machine and made
-`make bench` too long to run, for the same kind of figure (pass ``--tasks`` to measure it).
+count: twelve script runs, about 11 min on a quiet 2-core machine (by the medians kept in
+bench/results/cores-2026-11-27-solar-module-technology.txt). The figure is the second core's gain for
+one lone builtin script on a mid-sized table, which one table measures. town-country (73,000 rows)
+was a second default task: with it the bench took an hour or more on a busy machine, too long for
+`make bench`, for the same kind of figure (``--tasks town-country`` still measures it).
 """
 
 from __future__ import annotations
