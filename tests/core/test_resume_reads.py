@@ -25,17 +25,21 @@ FIXTURE = Path(__file__).parents[1] / "replays" / "mle-star-wine-builtin.jsonl"
 
 
 def _recorded(db: Path, upto: int | None = None) -> tuple[SQLiteEventStore, str]:
+    store = SQLiteEventStore(db)
+    return store, record_wine(store, upto)
+
+
+def record_wine(store: Any, upto: int | None = None) -> str:
     """The wine run appended through today's store (its long strings become artifacts), its
-    first ``upto`` events only (a run stopped there), batch by batch as the driver commits."""
+    first ``upto`` events only (a run stopped there), as one commit; its run id."""
     envelopes = read_export(FIXTURE)
     if upto is not None:  # cut where a commit ends: before the next event no earlier one caused
         upto = max(k for k in range(1, upto + 1) if envelopes[k].causation_seq is None)
         envelopes = envelopes[:upto]
-    store = SQLiteEventStore(db)
     store.create_run("wine", strategy="mle-star", task="wine")
     store.append("wine", [NewEvent(event=e.event(), scope=e.scope, causation_seq=e.causation_seq)
                           for e in envelopes], expected_seq=0)
-    return store, "wine"
+    return "wine"
 
 
 def _prompt_refs(payload: dict[str, Any]) -> bool:

@@ -1,6 +1,7 @@
 """The run page does not fetch what it does not show (issue 63): agent calls' prompts, most of a
 long run's stored bytes, stay sealed references in the UI's copy of the log; the solution page
-that shows the call that wrote a solution, and the event's own page, fetch them whole."""
+that shows the call that wrote a solution, and the event's own page, fetch them whole (SQLite and
+PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 from engine.ui.runs import RunIndex
 from engine.ui.source import SQLiteSource
 from store.artifacts import is_ref
-from tests.core.test_resume_reads import _recorded
+from tests.core.test_resume_reads import _recorded, record_wine
 from tests.ui.browser import serve_ui
 
 
@@ -47,17 +48,16 @@ def test_prompts_are_read_as_references_and_fetched_for_the_page_that_shows_them
         source.close()
 
 
-def test_the_solution_and_event_pages_show_the_prompt_the_run_page_leaves_out(tmp_path: Path) -> None:
-    store, run = _recorded(tmp_path / "engine.db")
-    envelopes = list(store.read(run))
-    store.close()
+def test_the_solution_and_event_pages_show_the_prompt_the_run_page_leaves_out(backend) -> None:
+    run = record_wine(backend.store)
+    envelopes = list(backend.store.read(run))
     by_seq = {e.seq: e for e in envelopes}
     written = next(e for e in envelopes if e.type == "SolutionRecorded"
                    and by_seq[e.causation_seq or 0].type == "AgentCallCompleted")
     effect = by_seq[written.causation_seq or 0].payload["effect_id"]
     request = next(e for e in envelopes if e.type == "AgentCallRequested" and e.payload["effect_id"] == effect)
     prompt = _words(request.payload["prompt"])
-    with serve_ui(str(tmp_path / "engine.db")) as url:
+    with serve_ui(backend.db) as url:
         run_page = _text(url + f"run/{run}")
         assert prompt not in run_page and "bytes, on the event's page" in run_page
         assert prompt in _text(url + f"run/{run}/solution/{written.payload['solution_id']}")
