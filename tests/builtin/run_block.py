@@ -103,21 +103,27 @@ def _holder(lines: list[str], index: int) -> str:
 def defined_names(name: str) -> list[str]:
     """The names block ``name`` defines at its top level, in its order."""
     found: list[tuple[int, int, str]] = []
-    for node in ast.parse(_unmarked_script_text(name)).body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+    todo: list[ast.AST] = list(ast.parse(_unmarked_script_text(name)).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.append((node.lineno, node.col_offset, node.name))
-        elif not isinstance(node, ast.Expr):
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                    found.append((sub.lineno, sub.col_offset, sub.id))
-                elif isinstance(sub, ast.alias):
-                    found.append((node.lineno, node.col_offset, sub.asname or sub.name.split(".")[0]))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.append((node.lineno, node.col_offset, node.id))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found += [(node.lineno, node.col_offset, a.asname or a.name.split(".")[0]) for a in node.names]
+        elif not isinstance(node, (ast.Lambda, ast.comprehension, ast.ListComp, ast.SetComp, ast.DictComp,
+                                   ast.GeneratorExp)):
+            todo.extend(ast.iter_child_nodes(node))   # names bound in a comprehension stay in it
     return list(dict.fromkeys(name for _, _, name in sorted(found)))
 
 
 def report_code(names: list[str]) -> str:
     """Lines that print each name's type and shape (or length, or value) when the script ends."""
     return (f"\nfor _name in {names!r}:\n"
+            "    if _name not in globals():\n"
+            "        print(f'{_name}: not bound (a branch not taken, or a loop that did not run)')\n"
+            "        continue\n"
             "    _value = globals()[_name]\n"
             "    _size = '' if callable(_value) else getattr(_value, 'shape', None) or (\n"
             "        len(_value) if hasattr(_value, '__len__') else _value)\n"
