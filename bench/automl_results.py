@@ -209,6 +209,12 @@ def seed_gaps(rows: list[dict], task: str, strategy: str, peer: str) -> list[flo
     return None if not gaps or None in gaps else [g for g in gaps if g is not None]
 
 
+def ran_and_failed(rows: list[dict], task: str, strategy: str, peer: str) -> bool:
+    """Whether a run of ours on ``task`` ended without a graded submission where the peer has one."""
+    return any(r["task"] == task and strategy in r and peer in r and r[strategy].get("score") is None
+               and r[peer].get("score") is not None for r in rows)
+
+
 def heldout_ledger(rows: list[dict], strategies: list[str], peers: list[str]) -> list[str]:
     """Per strategy and peer, over every task ever registered held out (rule 8 of
     docs/heldout-protocol.md), burned ones marked ``*``, and again over the tasks still blind
@@ -227,8 +233,9 @@ def heldout_ledger(rows: list[dict], strategies: list[str], peers: list[str]) ->
 
 
 def verdict_line(rows: list[dict], strategy: str, peer: str, tasks: tuple[str, ...], scope: str) -> str:
-    """One strategy against one peer over ``tasks``: wins, ties within noise, losses, the mean
-    relative gap over the tasks with a result, and each task named under its verdict."""
+    """One strategy against one peer over ``tasks``: wins, ties within noise, losses (a failed run
+    among them), the mean relative gap over the tasks with a gap, and each task named under its
+    verdict."""
     from engine.tasks.protocol import is_burned
 
     verdicts: dict[str, list[str]] = {"win": [], "tie": [], "loss": []}
@@ -237,7 +244,12 @@ def verdict_line(rows: list[dict], strategy: str, peer: str, tasks: tuple[str, .
         label = f"{task}*" if is_burned(task) else task
         gaps = seed_gaps(rows, task, strategy, peer)
         if gaps is None:
-            missing.append(label)
+            # A run of ours that failed where the peer graded is a loss (with no gap for the mean),
+            # never "no result": a held-out set does not lose its failures.
+            if ran_and_failed(rows, task, strategy, peer):
+                verdicts["loss"].append(f"{label} (failed)")
+            else:
+                missing.append(label)
             continue
         verdicts[task_verdict(gaps)].append(label)
         gaps_by_task.append(mean(gaps))

@@ -66,6 +66,14 @@ def test_the_mean_relative_gap_is_over_every_task_with_a_result():
     assert all(task in blind for task in still_blind)
 
 
+def test_a_failed_run_is_a_loss_without_a_gap_never_a_missing_result():
+    failed = {**_row("thyroid-hypothyroid", 0, 0.0, 0.95), "mle-star": {"score": None, "wall_s": 560.0}}
+    every, blind = [x for x in heldout_ledger([*_rows(), failed], ["mle-star"], ["flaml"]) if x.startswith("- ")]
+    assert "2 losses, mean relative gap +0.42% over 3;" in every and "thyroid-hypothyroid (failed)" in every
+    assert "1 wins, 0 ties within noise, 1 losses, mean relative gap +13.12% over 1;" in blind
+    assert "no result: " in blind and "thyroid-hypothyroid," not in blind.split("no result: ")[1]
+
+
 def test_a_development_report_has_no_held_out_ledger():
     rows = [{**_row("breast-cancer", 0, 0.99, 0.98)}]
     assert "Every task ever registered held out" not in report(rows, ["mle-star"], ["flaml"])
