@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import shlex
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,18 +82,20 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
     deterministic_order = deterministic_order and not time_driven(config)
     run_id = new_run_id() if run_id is None else check_run_id(run_id)
     run_dir = runs_root(db) / run_id
+    made_here = not run_dir.exists()
     if task is None:
         if task_spec is None:
             raise EngineError("a task is required (--task NAME|DIR)")
         refuse_run_dir_in_task(run_dir, task_spec)
         task = prepare_task(task_spec, run_dir / "task")
+    startup_s = 0.0 if clock_started is None else round(time.monotonic() - clock_started, 6)
+    refuse_spent_startup(config, startup_s, run_dir if made_here else None)
     run_dir.mkdir(parents=True, exist_ok=True)
     sandbox_notice = _resolve_sandbox(config)
     started = RunStarted(strategy=strategy, backend=backend_name, seed=seed, config=config.model_dump(mode="json"),
                          task=task.description, task_dir=str(task.public_dir.resolve()),
                          run_dir=str(run_dir.resolve()), deterministic_order=deterministic_order,
-                         params=dict(params or {}), patches=adopted_by_new_runs(),
-                         elapsed_s=0.0 if clock_started is None else round(time.monotonic() - clock_started, 6))
+                         params=dict(params or {}), patches=adopted_by_new_runs(), elapsed_s=startup_s)
     decisions = Runtime(main).feed(started)
     try:
         store.create_run(run_id, strategy=strategy, task=task.label)
@@ -106,6 +109,19 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
                           *([NewEvent(event=selection, scope="run", causation_seq=1)] if selection is not None else [])],
                  expected_seq=0)
     return run_id
+
+
+def refuse_spent_startup(config: PipelineConfig, startup_s: float, made_dir: Path | None) -> None:
+    """No run is created when its start-up left it too little of its limit for a submission
+    (``engine.config.validate.time_left_problems``): a user error, exit 2, nothing recorded, and
+    the run folder this start made (the task's copy) removed, so the same run id can start again."""
+    from engine.config.validate import time_left_problems
+
+    problems = time_left_problems(config, startup_s)
+    if problems:
+        if made_dir is not None:
+            shutil.rmtree(made_dir, ignore_errors=True)
+        raise EngineError(problems[0])
 
 
 def _resolve_sandbox(config: PipelineConfig) -> SandboxNotice:
