@@ -34,6 +34,9 @@ class DataChecks:
         self.sample = frames.get(sample.name) if sample is not None and sample.parent == public else None
         self.test_name = meta.test_file or "test.csv"
         self.folders = image_folders(public)
+        # A column's modality reads every value (a text column of 113k rows: about a second under
+        # load); the column list and the image check both ask, so each is worked out once.
+        self._modalities: dict[tuple[int, str], str] = {}
 
     def run(self) -> None:
         self._columns()
@@ -68,7 +71,13 @@ class DataChecks:
         if name == self.result.id_column:
             folder = ids_name_images(frame[name], self.folders)
             return f"id (names the images in {folder.relative_to(self.public)}/)" if folder else "id"
-        return modality(frame[name])
+        return self._modality_of(frame, name)
+
+    def _modality_of(self, frame: pd.DataFrame, column: str) -> str:
+        key = (id(frame), str(column))
+        if key not in self._modalities:
+            self._modalities[key] = modality(frame[column])
+        return self._modalities[key]
 
     def _targets(self) -> None:
         r = self.result
@@ -166,7 +175,7 @@ class DataChecks:
             if frame is None:
                 continue
             for column in frame.columns:
-                if modality(frame[column]) == "image":
+                if self._modality_of(frame, column) == "image":
                     self._named_images(frame[column], name)
             if self.result.id_column in frame.columns:
                 self._images_by_id(frame[self.result.id_column], name)

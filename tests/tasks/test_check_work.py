@@ -51,3 +51,21 @@ def test_the_id_comparison_builds_the_same_sets_for_ten_times_the_rows(monkeypat
         else:
             assert not said, problems
     assert counts[0] == counts[1] and counts[0] <= 4, counts  # the ids' sets, once each
+
+
+def test_each_column_s_modality_is_worked_out_once_per_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Reading every value of a column (a text column of 113k rows) is done once per file it is in,
+    though the column list and the image check both ask."""
+    root = regression(tmp_path / "task", n=200)
+    asked: list[str] = []
+    real = check_data.modality
+
+    def counting_modality(series: pd.Series) -> str:
+        asked.append(str(series.name))
+        return real(series)
+
+    monkeypatch.setattr(check_data, "modality", counting_modality)
+    check_task(root)
+    train, test = pd.read_csv(root / "train.csv"), pd.read_csv(root / "test.csv")
+    per_file = [c for c in train.columns if c != "id"] + [c for c in test.columns if c != "id"]
+    assert sorted(asked) == sorted(per_file + ["id", "id"]), asked  # the image check asks of the id column too
