@@ -15,15 +15,14 @@ What is checked:
 * the strategy: a known name or an importable ``module:function``;
 * the time limit: long enough for one candidate and finalization
   (``handlers.timebudget.shortest_workable_limit_s``, the time plan's own rule); a shorter one is
-  refused with the shortest workable limit; so is a start-up (``engine start``'s work before the
-  run exists, on the run's clock) that left less than that (``time_left_problems``);
+  refused with the shortest workable limit (a start-up that left less than that is refused by
+  ``engine.run.lifecycle.time_left_problems``, on the run's clock);
 * the budget: enough for one candidate and finalization (``handlers.money.least_budget_usd``)
   unless the agent costs nothing; a smaller one is refused with the least that would do.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from events.domain import PipelineConfig, TaskDescription
@@ -103,22 +102,6 @@ def time_problems(config: PipelineConfig) -> list[str]:
         return []
     return [f"--time-limit {config.time_limit_seconds} s is too short for one candidate and finalization: "
             f"the shortest workable time limit is {shortest} s"]
-
-
-def time_left_problems(config: PipelineConfig, startup_s: float) -> list[str]:
-    """A start-up (the task's check and copy, the backend's check) that left the run less than the
-    shortest workable limit: the run's clock started with the command, so the time plan has only
-    what is left, and a run begun now would fail without a submission (refused before it exists)."""
-    from handlers.timebudget import shortest_workable_limit_s
-
-    shortest = shortest_workable_limit_s(config)
-    left = config.time_limit_seconds - startup_s
-    if left >= shortest:
-        return []
-    return [f"the start-up before the run took {startup_s:.0f} s of --time-limit {config.time_limit_seconds} s; "
-            f"the {max(0.0, left):.0f} s left are too short for one candidate and finalization (at least "
-            f"{shortest} s): give --time-limit {math.ceil(startup_s) + shortest} or more, or start on a less "
-            "busy machine"]
 
 
 # Backends whose calls cost nothing: a budget never stops them, so any budget will do.

@@ -7,6 +7,7 @@ where the commands have always found them."""
 from __future__ import annotations
 
 import itertools
+import math
 import secrets
 import shlex
 import shutil
@@ -41,6 +42,7 @@ from events.sandbox import SandboxMode, SandboxNotice
 from handlers.patches import adopted_by_new_runs
 from handlers.runtime import Runtime
 from handlers.step_policy import time_driven
+from handlers.timebudget import shortest_workable_limit_s
 from replay.state import PipelineState, fold
 from store.base import EventStore, RunExists
 from store.chain import require_intact_chain
@@ -111,12 +113,24 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
     return run_id
 
 
+def time_left_problems(config: PipelineConfig, startup_s: float) -> list[str]:
+    """A start-up (the task's check and copy, the backend's check) that left the run less than the
+    shortest workable limit (the time plan's own rule): the run's clock started with the command,
+    so the plan has only what is left, and a run begun now would fail without a submission."""
+    shortest = shortest_workable_limit_s(config)
+    left = config.time_limit_seconds - startup_s
+    if left >= shortest:
+        return []
+    return [f"the start-up before the run took {startup_s:.0f} s of --time-limit {config.time_limit_seconds} s; "
+            f"the {max(0.0, left):.0f} s left are too short for one candidate and finalization (at least "
+            f"{shortest} s): give --time-limit {math.ceil(startup_s) + shortest} or more, or start on a less "
+            "busy machine"]
+
+
 def refuse_spent_startup(config: PipelineConfig, startup_s: float, made_dir: Path | None) -> None:
     """No run is created when its start-up left it too little of its limit for a submission
-    (``engine.config.validate.time_left_problems``): a user error, exit 2, nothing recorded, and
-    the run folder this start made (the task's copy) removed, so the same run id can start again."""
-    from engine.config.validate import time_left_problems
-
+    (``time_left_problems``): a user error, exit 2, nothing recorded, and the run folder this
+    start made (the task's copy) removed, so the same run id can start again."""
     problems = time_left_problems(config, startup_s)
     if problems:
         if made_dir is not None:

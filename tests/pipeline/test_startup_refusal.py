@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from engine.config.presets import build_config
-from engine.config.validate import time_left_problems
+from engine.run.lifecycle import time_left_problems
 from events.domain import PipelineConfig
 from handlers.timebudget import shortest_workable_limit_s
 from store.sqlite import SQLiteEventStore
