@@ -42,7 +42,7 @@ from events.sandbox import SandboxMode, SandboxNotice
 from handlers.patches import adopted_by_new_runs
 from handlers.runtime import Runtime
 from handlers.step_policy import time_driven
-from handlers.timebudget import shortest_workable_limit_s
+from handlers.timebudget import FINALIZATION_FLOOR_S, shortest_workable_limit_s
 from replay.state import PipelineState, fold
 from store.base import EventStore, RunExists
 from store.chain import require_intact_chain
@@ -114,17 +114,19 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
 
 
 def time_left_problems(config: PipelineConfig, startup_s: float) -> list[str]:
-    """A start-up (the task's check and copy, the backend's check) that left the run less than the
-    shortest workable limit (the time plan's own rule): the run's clock started with the command,
-    so the plan has only what is left, and a run begun now would fail without a submission."""
-    shortest = shortest_workable_limit_s(config)
+    """A start-up (the task's check and copy, the backend's check) that left the run less than
+    finalization's floor (``FINALIZATION_FLOOR_S``): the run's clock started with the command, so the
+    plan has only what is left, and a run begun with less could only fail without a submission.
+    Between the floor and the shortest workable limit a run still tries (a small task's candidate
+    takes a second): the up-front check of ``--time-limit`` already counted a start-up in it."""
     left = config.time_limit_seconds - startup_s
-    if left >= shortest:
+    if left >= FINALIZATION_FLOOR_S:
         return []
+    shortest = shortest_workable_limit_s(config)
     return [f"the start-up before the run took {startup_s:.0f} s of --time-limit {config.time_limit_seconds} s; "
-            f"the {max(0.0, left):.0f} s left are too short for one candidate and finalization (at least "
-            f"{shortest} s): give --time-limit {math.ceil(startup_s) + shortest} or more, or start on a less "
-            "busy machine"]
+            f"the {max(0.0, left):.0f} s left are too short even for finalization (at least "
+            f"{FINALIZATION_FLOOR_S:.0f} s): give --time-limit {math.ceil(startup_s) + shortest} or more, or "
+            "start on a less busy machine"]
 
 
 def refuse_spent_startup(config: PipelineConfig, startup_s: float, made_dir: Path | None) -> None:

@@ -72,7 +72,7 @@ class Env:
         assert isinstance(result, AgentCallFailed), result
         return result
 
-    def run(self, code: str, timeout: int = 120, env: dict[str, str] | None = None) -> Run:
+    def run(self, code: str, timeout: int = 1800, env: dict[str, str] | None = None) -> Run:
         self.runs += 1
         workdir = self.root / f"run-{self.runs}"
         workdir.mkdir()

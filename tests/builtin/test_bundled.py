@@ -30,7 +30,7 @@ def test_iris_logloss_test_script_is_gradable(tmp_path):
     (work / "final").mkdir(parents=True)
     shutil.copytree(task.public_dir, work / "input")
     (work / "s.py").write_text(script)
-    proc = subprocess.run([sys.executable, "s.py"], cwd=work, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "s.py"], cwd=work, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr
     assert "Final Validation Performance:" in proc.stdout
     report = grading.grade_submission(task, work / "final" / "submission.csv")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from engine.agents.builtin.catalog import FAMILIES
@@ -100,10 +98,9 @@ def test_randomness_comes_from_seed_and_effect_id(binary):
     assert len(answers) > 1
 
 
-def test_unknown_role_and_speed(binary):
+def test_an_unknown_role_fails_and_every_other_role_answers(binary):
     assert isinstance(binary.ask("astrologer"), AgentCallFailed)
     code = binary.ok("init", task_description="", model_name="random forest", example_code="").code
-    started = time.perf_counter()
     for agent_type, variant, variables in [
         ("ablation", None, {"solution_script": code, "previous_ablations": []}),
         ("extractor", None, {"solution_script": code, "ablation_summary": "", "previous_code_blocks": []}),
@@ -113,4 +110,3 @@ def test_unknown_role_and_speed(binary):
         ("review", None, {"code": code, "output": "Final Validation Performance: 0.9"}),
     ]:
         binary.ok(agent_type, variant, **variables)
-    assert time.perf_counter() - started < 1.0

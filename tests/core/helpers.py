@@ -50,7 +50,7 @@ def engine_cmd(*args: str | Path) -> list[str]:
     return [sys.executable, "-m", "engine.cli", *map(str, args)]
 
 
-def run_engine(*args: str | Path, env: dict[str, str] | None = None, timeout: float = 120,
+def run_engine(*args: str | Path, env: dict[str, str] | None = None, timeout: float = 600,
                cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(engine_cmd(*args), env=env or engine_env(), capture_output=True, text=True,
                           timeout=timeout, cwd=cwd or REPO, stdin=subprocess.DEVNULL)

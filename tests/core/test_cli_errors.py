@@ -208,8 +208,11 @@ def test_ctrl_c_while_a_command_works_ends_it_with_130_and_one_line() -> None:
     import subprocess
     import sys
 
+    # As from a terminal: SIGINT at its default (a pytest-xdist worker ignores it, and a child
+    # inherits that; Python then leaves Ctrl-C ignored, and this command would never see it).
     proc = subprocess.Popen([sys.executable, "-c", _BUSY_COMMAND], env=engine_env(), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout is not None and proc.stdout.readline() == "busy\n"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)  # a safety net, not a measurement

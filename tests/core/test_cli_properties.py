@@ -111,7 +111,10 @@ def _files(root: Path) -> set[Path]:
 def _written_outside(root: Path, before: set[Path], argv: list[str]) -> set[Path]:
     chosen = Path(argv[argv.index("--db") + 1]).parent if "--db" in argv[:-1] else root / "work" / "engine-runs"
     chosen = chosen.resolve() if chosen.exists() else chosen
-    return {p for p in _files(root) - before if chosen not in p.resolve().parents and p.resolve() != chosen}
+    # The folders that make up the chosen one's path (a --db in folders that do not exist yet) are
+    # the chosen folder being made, not writing beside it.
+    return {p for p in _files(root) - before
+            if chosen not in p.resolve().parents and p.resolve() != chosen and p.resolve() not in chosen.parents}
 
 
 run_ids = st.sampled_from(RUN_IDS)
