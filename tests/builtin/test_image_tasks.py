@@ -18,6 +18,7 @@ from engine.agents.builtin.blocks import script_text
 from engine.agents.builtin.image_task import image_gene
 from tests.builtin.datasets import binary_task
 from tests.builtin.image_tasks import digits_images, png_bytes, shapes_images, write_folder_task
+from tests.support.shared_runs import LEAN_RUN
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -60,7 +61,7 @@ def test_a_quick_run_on_an_image_folder_task_ends_with_a_valid_submission(tmp_pa
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
     run = subprocess.run(
         [sys.executable, "-m", "engine.cli.main", "start", "--task", str(task), "--agent", "builtin",
-         "--preset", "quick", "--sandbox", "none", "--db", str(tmp_path / "engine.db"), "--run-id", "img"],
+         "--preset", "quick", "--sandbox", "none", "--db", str(tmp_path / "engine.db"), "--run-id", "img", *LEAN_RUN],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1500)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     submissions = sorted(tmp_path.rglob("submission.csv"))

@@ -28,6 +28,7 @@ from engine.tasks import loader
 from events.core import AgentCallRequested
 from events.domain import PipelineConfig
 from tests.builtin.multi_target_tasks import TASKS
+from tests.support.shared_runs import LEAN_RUN
 
 REPO = Path(__file__).resolve().parents[2]
 # The least each task's graded submission scores (the highest for MCRMSE): well above what
@@ -127,7 +128,7 @@ def test_init_start_grade_through_the_cli(tmp_path, task_name):
 
     assert engine("tasks", "init", str(root)).returncode == 0
     started = engine("start", "--task", str(root), "--agent", "builtin", "--preset", "quick", "--db", str(db),
-                     "--run-id", "multi")
+                     "--run-id", "multi", *LEAN_RUN)
     assert started.returncode == 0 and " completed " in started.stdout.replace("\n", " "), started.stdout + started.stderr
     graded = engine("grade", "multi", "--db", str(db), "--json")
     report = json.loads(graded.stdout)

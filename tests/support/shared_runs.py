@@ -24,6 +24,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The quick preset at its leanest (one model, one inner step, one ensemble round), for a test whose
+# point is what a whole run does with an unusual task (its shape, its files), not the search: every
+# phase still runs.
+LEAN_RUN = ("--set", "num_retrieved_models=1", "--set", "inner_loop_steps=1", "--set", "ensemble_rounds=1")
+
 IRIS_RUN_ID = "IRIS"
 IRIS_SEED = "7"
 IRIS_QUICK_ARGS = ("start", "--task", "iris", "--agent", "builtin", "--preset", "quick", "--seed", IRIS_SEED,
