@@ -120,8 +120,8 @@ def time_left_problems(config: PipelineConfig, startup_s: float) -> list[str]:
     Between the floor and the shortest workable limit a run still tries (a small task's candidate
     takes a second): the up-front check of ``--time-limit`` already counted a start-up in it."""
     left = config.time_limit_seconds - startup_s
-    if left >= FINALIZATION_FLOOR_S:
-        return []
+    if left >= FINALIZATION_FLOOR_S or config.time_limit_seconds < FINALIZATION_FLOOR_S:
+        return []  # (a limit below the floor from the start is the up-front check's, or a library call's)
     shortest = shortest_workable_limit_s(config)
     return [f"the start-up before the run took {startup_s:.0f} s of --time-limit {config.time_limit_seconds} s; "
             f"the {max(0.0, left):.0f} s left are too short even for finalization (at least "

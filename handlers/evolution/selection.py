@@ -12,6 +12,7 @@ length when the decision is made; a node's step for recency is its journal index
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -100,12 +101,18 @@ def gene_pools(journal: Journal, current_step: int | None = None) -> dict[str, l
     return pools
 
 
+def _carrier_rank_key(gene_quality: float, c: _Carrier) -> tuple[float, float, int, str]:
+    """How a gene's carriers rank (``GeneItem.rank_key``'s order on one gene): quality, fitness,
+    the newest, then the id."""
+    return (-(W_NODE * c.pheromone + W_GENE * gene_quality), -c.fitness, -c.index, c.id)
+
+
 def _gene_item(locus: str, gene_id: str, group: list[_Carrier], now: int) -> GeneItem:
     """The gene's item, represented by its best carrier (ranked as ``GeneItem.rank_key`` ranks;
     only the winner's body is read, so a step does not test every carrier's body for a stub)."""
     last = max(c.index for c in group)
     G = sum(c.pheromone for c in group) / len(group) * math.exp(-GENE_DECAY * (now - last))
-    best = min(group, key=lambda c: (-(W_NODE * c.pheromone + W_GENE * G), -c.fitness, -c.index, c.id))
+    best = min(group, key=functools.partial(_carrier_rank_key, G))
     body = best.node.genes.bodies.get(locus, "")
     return GeneItem(locus=locus, gene_id=gene_id, source=best.id, quality=W_NODE * best.pheromone + W_GENE * G,
                     fitness=best.fitness, index=best.index, stub=is_stub(body), code=body)
