@@ -230,8 +230,8 @@ def media_tasks(task_set: str, named: list[str] | None) -> list[str]:
 def media_bench(args: argparse.Namespace, python: str, work: Path) -> list[dict]:
     """Every strategy of ours and every peer of the task's kind, per task and seed, one at a time
     (the order flips with the seed); a row is printed, and written to ``--json``, when complete."""
-    from bench.automl_results import provenance
-    from bench.bench_automl import run_engine
+    from bench.automl_results import keep_row, provenance
+    from bench.bench_automl import run_engine_in
     from engine.tasks import load_task, prepare_bundled
     from engine.tasks.protocol import kind_of, media_set_of
     from events.score import Score
@@ -251,13 +251,8 @@ def media_bench(args: argparse.Namespace, python: str, work: Path) -> list[dict]
                 if who in MEDIA_PEER_TITLES:
                     row[who] = run_media_peer(who, task_dir, kind, seed, args.time_limit, work, python)
                 else:
-                    db = work / f"{name}-{who}-{seed}" / "bench.db"
-                    db.parent.mkdir(parents=True)
-                    row[who] = run_engine(name, task_dir, who, args.preset, seed, args.time_limit, db, rule)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-            if args.json_out:
-                args.json_out.write_text(json.dumps(rows, indent=1))
+                    row[who] = run_engine_in(work, name, task_dir, who, args.preset, seed, args.time_limit, rule)
+            keep_row(rows, row, args.json_out)
     return rows
 
 

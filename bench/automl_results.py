@@ -260,3 +260,11 @@ def verdict_line(rows: list[dict], strategy: str, peer: str, tasks: tuple[str, .
             + "; ".join(f"{name}: {', '.join(names) or 'none'}" for name, names in
                         (("wins", verdicts["win"]), ("ties", verdicts["tie"]),
                          ("losses", verdicts["loss"]), ("no result", missing))))
+
+
+def keep_row(rows: list[dict], row: dict, json_out: Path | None) -> None:
+    """A finished row: printed, and every row so far written out, so a bench cut short keeps them."""
+    rows.append(row)
+    print(json.dumps(row), flush=True)
+    if json_out:
+        json_out.write_text(json.dumps(rows, indent=1))

@@ -54,6 +54,7 @@ from bench.automl_results import (  # noqa: E402
     code_at,
     earlier_results,
     heldout_ledger,
+    keep_row,
     kept_rows,
     not_worse,
     provenance,
@@ -367,14 +368,18 @@ def run_bench(args: argparse.Namespace, tasks: list[str], python: str, measured_
                     elif who in PEERS:
                         row[who] = run_peer(who, task_dir, seed, args.time_limit, work, python)
                     else:
-                        db = work / f"{name}-{who}-{seed}" / "bench.db"
-                        db.parent.mkdir(parents=True)
-                        row[who] = run_engine(name, task_dir, who, args.preset, seed, args.time_limit, db, rule)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
-                if args.json_out:
-                    args.json_out.write_text(json.dumps(rows, indent=1))
+                        row[who] = run_engine_in(work, name, task_dir, who, args.preset, seed, args.time_limit, rule)
+                keep_row(rows, row, args.json_out)
     return rows
+
+
+def run_engine_in(work: Path, name: str, task_dir: Path, strategy: str, preset: str, seed: int, limit: int,
+                  rule: Score) -> dict:
+    """Our engine's run of one task and seed, in a folder of its own under ``work``."""
+    db = work / f"{name}-{strategy}-{seed}" / "bench.db"
+    db.parent.mkdir(parents=True)
+    return run_engine(name, task_dir, strategy, preset, seed, limit, db, rule)
+
 
 
 def kept_report(rows: list[dict], tasks: list[str], seeds: list[int], limit: int, preset: str) -> str:
