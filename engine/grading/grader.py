@@ -19,6 +19,7 @@ import pandas as pd
 
 from engine.grading.grade_report import GradeReport
 from engine.grading.mlebench import grade_with_mlebench, mlebench_competition
+from engine.tasks.layout import plain_folder_answers_message
 from engine.tasks.metrics import SubmissionError, metric_info, score_predictions
 from engine.tasks.model import Leaderboard, LoadedTask, TaskError, label_str
 from events.domain import MetricDirection
@@ -69,13 +70,30 @@ def _shape_problem(task: LoadedTask, sub: pd.DataFrame, answers: pd.DataFrame) -
     return None
 
 
+def _no_answers(task: LoadedTask) -> TaskError:
+    """Why there is nothing to grade on, with the fix for the task's layout: a plain folder is the
+    scripts' ./input as a whole, so answers there (private/ included) are never read, and naming
+    them in task.yaml cannot help; only the split layout holds answers."""
+    if task.public_dir == task.root:
+        private = task.root / "private"
+        if private.is_dir() and any(private.iterdir()):
+            return TaskError(plain_folder_answers_message(task.root, private) + "; then grade again")
+        return TaskError(
+            f"task {task.competition_id} has no private answers: {task.root} is a plain task folder, "
+            f"whose every file the scripts read as ./input, so it cannot hold them; to grade, move the "
+            f"data files into {task.root / 'public'} and put the answers in "
+            f"{task.root / 'private' / 'answers.csv'} (docs/tasks.md)"
+        )
+    return TaskError(
+        f"task {task.competition_id} has no private answers (looked for private/answers.csv, "
+        f"or a single CSV in private/ as MLE-bench prepares them, under {task.root}); it cannot be graded; "
+        "name the file with `answers:` in task.yaml"
+    )
+
+
 def _read_answers(task: LoadedTask) -> pd.DataFrame:
     if task.answers is None:
-        raise TaskError(
-            f"task {task.competition_id} has no private answers (looked for private/answers.csv, "
-            f"or a single CSV in private/ as MLE-bench prepares them, under {task.root}); it cannot be graded; "
-            "name the file with `answers:` in task.yaml"
-        )
+        raise _no_answers(task)
     try:
         answers = pd.read_csv(task.answers)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
