@@ -20,7 +20,6 @@ from engine.tasks.loader import resolve_columns, resolve_metric
 from engine.tasks.metric_registry import canonical_metric, known_metrics, metric_info
 from engine.tasks.model import TaskError, TaskMeta
 
-_NOT_DATA = frozenset({"description.md", "task.yaml", "task.yml", "task.json"})
 # Rows read to infer column kinds; a file's encoding is still checked to its last byte.
 MAX_ROWS = 200_000
 
@@ -74,7 +73,7 @@ def _read_data(public: Path, meta: TaskMeta, result: TaskCheck) -> dict[str, pd.
             frames[csv.name] = read_csv(csv, nrows=MAX_ROWS)
         except Unreadable as exc:
             result.add(csv, "", exc.what, exc.fix)
-    if not any(p.is_file() and p.name not in _NOT_DATA for p in public.rglob("*")):
+    if not lay.holds_data_files(public):
         result.add(public, "", "holds no data files: no train.csv, test.csv or sample_submission.csv, no train/ "
                    "or test/ folder", f"put the competition's data files in {public} (docs/tasks.md lists them)")
         return frames

@@ -26,6 +26,10 @@ def write_task_yaml(directory: Path | str, *, force: bool = False) -> Path:
     root = Path(directory).expanduser()
     layout = lay.find_layout(root.resolve())
     target = layout.meta_dirs[-1] / lay.META_YAML[0]
+    if not lay.holds_data_files(layout.public_dir):
+        raise TaskError(f"{layout.public_dir} holds no data files (train.csv, test.csv, sample_submission.csv, "
+                        "image folders), so there is nothing to infer a task.yaml from; put the competition's "
+                        f"files there first (docs/tasks.md lists them), then run `engine tasks init {root}` again")
     if target.exists() and not force:
         raise TaskError(f"{target} exists already; check it with `engine tasks check {root}`, "
                         "or pass --force to write a new one over it")
@@ -74,15 +78,17 @@ def _metric_lines(public: Path, train: pd.DataFrame | None, sample: pd.DataFrame
     named = metric_from_description(text)
     if named is not None:
         return [_line("evaluation_metric", named, "named in description.md's Evaluation section")]
+    why = "description.md names no known metric" if description.is_file() else "there is no description.md"
     guess = _suggest_metric(train, sample)
-    return [f"# evaluation_metric: {json.dumps(guess)}  # NOT inferred: description.md names no known metric. "
-            f"Write the one the competition is scored by (known: {known_metrics()}); {guess} is only a guess "
-            "from the targets"]
+    hint = f"; {guess} is only a guess from the targets" if guess else ""
+    return [f"# evaluation_metric: {json.dumps(guess or '<name>')}  # NOT inferred: {why}. "
+            f"Write the one the competition is scored by (known: {known_metrics()}){hint}"]
 
 
-def _suggest_metric(train: pd.DataFrame | None, sample: pd.DataFrame | None) -> str:
+def _suggest_metric(train: pd.DataFrame | None, sample: pd.DataFrame | None) -> str | None:
+    """A guess from the targets' kinds; None when the targets cannot be read (no guess from nothing)."""
     if sample is None or train is None:
-        return "rmse"
+        return None
     targets = [c for c in sample.columns[1:] if c in train.columns]
     if not targets:
         return "logloss"  # the sample's columns are classes: one probability per class

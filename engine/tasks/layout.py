@@ -156,6 +156,13 @@ def _not_public(path: Path, layout: Layout) -> Path:
     )
 
 
+def holds_data_files(public: Path) -> bool:
+    """Whether the folder holds anything a script could learn from: a file besides the
+    description and the metadata (``check`` refuses a folder without; ``init`` has nothing to infer)."""
+    not_data = {"description.md", META_JSON, *META_YAML}
+    return any(p.is_file() and p.name not in not_data for p in public.rglob("*"))
+
+
 def plain_folder_answers_message(root: Path, answers: Path) -> str:
     """A plain task folder (no public/) is the scripts' ./input as a whole: answers anywhere in it
     leak, private/ included. The fix is the split layout."""
