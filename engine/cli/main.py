@@ -185,6 +185,8 @@ def status(run_id: str, json_out: bool = typer.Option(False, "--json"), db: str 
         out.print_json(json.dumps(summary))
         return
     table = Table(show_header=False)
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")  # the submission's path and the error are never cut short
     for key, value in summary.items():
         table.add_row(key, json.dumps(value) if isinstance(value, (dict, list)) else str(value))
     out.print(table)

@@ -175,8 +175,8 @@ def _locate_run(run_id: str, db: str | Path | None) -> tuple[LoadedTask, Path]:
 
 def _print_report(report: GradeReport) -> None:
     table = Table(title=f"Grade — {report.competition_id}", show_header=False)
-    table.add_column("field")
-    table.add_column("value")
+    table.add_column("field", no_wrap=True)
+    table.add_column("value", overflow="fold")  # a submission's path is never cut short: it is copied
     better = "lower" if report.is_lower_better else "higher"
     table.add_row("metric", f"{report.metric} ({better} is better)")
     table.add_row("score", "—" if report.score is None else f"{report.score:.6g}")
