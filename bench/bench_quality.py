@@ -60,9 +60,9 @@ def main() -> int:
     if args.smoke:
         args.tasks = ["iris"]
         args.sets += SMALL
-    from engine.tasks import list_bundled, load_task, naive_baseline_score, prepare_bundled
+    from engine.tasks import bundled_names, load_task, naive_baseline_score, prepare_bundled
 
-    tasks = args.tasks or [t.name for t in list_bundled()]
+    tasks = args.tasks or bundled_names()
     extra = [x for s in args.sets for x in ("--set", s)]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

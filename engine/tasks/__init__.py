@@ -4,6 +4,7 @@ Public API::
 
     load_task(path) -> LoadedTask
     list_bundled() -> list[BundledTaskInfo]
+    bundled_names() -> list[str]
     prepare_bundled(name, dest) -> Path
     resolve_task(spec, dest_dir) -> LoadedTask
     naive_baseline_score(task) -> float
@@ -20,6 +21,7 @@ from engine.tasks.model import Leaderboard, LoadedTask, ScoringSpec, TaskError, 
 _LAZY = {
     "naive_baseline_score": "engine.tasks.baseline",
     "BundledTaskInfo": "engine.tasks.bundled",
+    "bundled_names": "engine.tasks.bundled",
     "list_bundled": "engine.tasks.bundled",
     "prepare_bundled": "engine.tasks.bundled",
     "resolve_task": "engine.tasks.bundled",
@@ -41,6 +43,7 @@ __all__ = [
     "ScoringSpec",
     "TaskError",
     "TaskMeta",
+    "bundled_names",
     "list_bundled",
     "load_task",
     "naive_baseline_score",

@@ -147,7 +147,7 @@ def main(argv: list[str]) -> int:
                         help="the search's cap on training rows (subsample.py), as a short run's; 0: every row")
     parser.add_argument("--show", action="store_true", help="print the script up to the block; do not run it")
     args = parser.parse_args(argv)
-    if args.task not in {b.name for b in bundled.list_bundled()}:
+    if args.task not in bundled.bundled_names():
         parser.error(f"no bundled task {args.task!r}")
     with tempfile.TemporaryDirectory(prefix="run_block-") as tmp:
         task = loader.load_task(bundled.prepare_bundled(args.task, Path(tmp) / "task"))

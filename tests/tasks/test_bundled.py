@@ -13,6 +13,7 @@ from sklearn.metrics import accuracy_score, log_loss, mean_squared_error
 
 from engine.tasks import (
     TaskError,
+    bundled_names,
     list_bundled,
     load_task,
     naive_baseline_score,
@@ -43,6 +44,7 @@ def test_list_bundled_covers_the_required_kinds():
     assert (infos["diabetes"].metric, infos["diabetes"].task_type) == ("rmse", "regression")
     assert (infos["penguins"].metric, infos["penguins"].rows) == ("accuracy", 344)
     assert all(i.description for i in infos.values())
+    assert bundled_names() == list(infos)  # the names alone, in the listing's order, without reading data
 
 
 @pytest.mark.parametrize("name", BUNDLED)
