@@ -22,6 +22,7 @@ from handlers.prompts import build_request
 from tests.claude_cli.conftest import FAKE_KEY, MODEL, REPO, engine, engine_env, events
 from tests.support.canned_model import CannedModel
 from tests.support.messages_api import Hang, ToolCall, Tools
+from tests.support.shared_runs import LEAN_RUN
 
 BUNDLED = "claude_agent_sdk/_bundled/claude"
 
@@ -137,8 +138,9 @@ def test_sigkill_of_the_engine_mid_call_leaves_no_claude_process_and_resume_comp
     api = stand_in(responder)
     db = tmp_path / "runs" / "engine.db"
     env = engine_env(api.url)
+    # the kill and the resume are the point, not the search: every phase, fewer calls to resume through
     proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "start", "--task", "iris", "--agent", "claude",
-                             "--preset", "quick", "--db", str(db), "--run-id", "killed"], env=env,
+                             "--preset", "quick", "--db", str(db), "--run-id", "killed", *LEAN_RUN], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while state["hanging"] == 0 and time.monotonic() < deadline and proc.poll() is None:
