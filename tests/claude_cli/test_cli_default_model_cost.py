@@ -23,6 +23,7 @@ from engine.agents.claude.prices import price_of
 from tests.claude_cli.conftest import engine, engine_env, events
 from tests.support.canned_model import CannedModel, effect_of
 from tests.support.messages_api import Exchange, Reply, Text, ToolCall, Tools
+from tests.support.shared_runs import LEAN_RUN
 
 pytestmark = pytest.mark.slow
 
@@ -63,7 +64,8 @@ def expected_source(model: str) -> str:
 
 def test_without_a_budget_each_call_costs_what_the_cli_reported_for_its_default_model(tmp_path, stand_in):
     api = stand_in(CannedModel())
-    done, db, env = start(tmp_path, api.url, "no-budget", "--json")
+    # how each call is priced is the point, not how many calls the search makes: every phase, fewer calls
+    done, db, env = start(tmp_path, api.url, "no-budget", "--json", *LEAN_RUN)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     model = the_cli_default_model(api)
     assert "warning:" not in done.stderr   # nothing to warn about without a budget
@@ -162,7 +164,7 @@ def test_a_call_whose_shell_asked_the_unpriced_model_too_is_not_priced_by_the_cl
     smaller figure); a model with a price is metered by the relay, shell and all."""
     model = ShellAsksToo()
     api = stand_in(model)
-    done, db, env = start(tmp_path, api.url, "shell", "--json")
+    done, db, env = start(tmp_path, api.url, "shell", "--json", *LEAN_RUN)  # every phase, fewer calls
     assert "{" in done.stdout, done.stdout[-2000:] + done.stderr[-3000:]
     default = the_cli_default_model(api)
     assert model.answered >= 1 and model.asked_from   # the shell's requests reached the model
