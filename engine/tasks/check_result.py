@@ -35,7 +35,8 @@ class TaskCheck:
     direction: str | None = None
     metric_form: str = ""
     submission: str = ""
-    answers: str = "none (optional: without them runs are scored on validation only; `engine grade` needs them)"
+    answers: str = ("none (optional: without them runs are scored on validation only; `engine grade` needs them "
+                    "in private/answers.csv beside a public/ folder of the data, docs/tasks.md)")
     problems: list[Problem] = field(default_factory=list)
 
     @property

@@ -4,6 +4,7 @@ folder cannot use (the loader then calls the named file a leak)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -53,3 +54,10 @@ def test_a_plain_folder_without_answers_is_told_where_they_go(tmp_path):
     assert "has no private answers" in refused.output
     assert str(root.resolve() / "private" / "answers.csv") in refused.output
     assert "`answers:`" not in refused.output and "Traceback" not in refused.output
+
+
+def test_check_of_a_task_without_answers_says_where_they_would_go(tmp_path):
+    root = _plain_task(tmp_path / "iris")
+    checked = runner.invoke(app, ["tasks", "check", str(root), "--json"])
+    assert checked.exit_code == 0, checked.output
+    assert "private/answers.csv beside a public/ folder" in json.loads(checked.output)["answers"]
