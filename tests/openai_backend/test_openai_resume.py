@@ -20,10 +20,11 @@ import pytest
 from tests.openai_backend.canned_chat import CannedChatModel
 from tests.openai_backend.chat_api import Exchange, Reply, Text
 from tests.openai_backend.conftest import FAKE_KEY, PRICES, engine, engine_env, events, summary_of
+from tests.support.shared_runs import LEAN_RUN
 
 pytestmark = pytest.mark.slow
 
-HOLD_AT = 6  # the sixth agent call (a Phase 2 call on the quick preset) is held open
+HOLD_AT = 7  # the seventh agent call (the first of Phase 2 on the leanest quick preset) is held open
 
 
 class HoldOneCall:
@@ -62,7 +63,7 @@ def test_resume_after_sigkill_mid_call_repeats_no_recorded_call(tmp_path, stand_
     first_trace, second_trace = tmp_path / "trace-1.txt", tmp_path / "trace-2.txt"
     env = engine_env(api.url, ENGINE_EFFECT_TRACE=str(first_trace))
     args = ["start", "--task", "iris", "--agent", "openai", "--preset", "quick", "--db", str(db), "--run-id", "oa-kill",
-            "--set", f"model_prices={PRICES}", "--json"]
+            "--set", f"model_prices={PRICES}", "--json", *LEAN_RUN]  # the kill and resume are the point, not the search
     proc = subprocess.Popen([sys.executable, "-m", "engine.cli", *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
