@@ -1,8 +1,12 @@
 """Kill-and-resume machinery for whole-pipeline crash tests with real processes.
 
-A *plan* is a list of seqs: the run is started with ``ENGINE_FAILPOINT_KILL_AFTER_SEQ`` = the
-first (the driver SIGKILLs itself right after the append reaching it), resumed with the next one
-as its failpoint, and so on; a last resume without a failpoint drives it to the end. Every
+A *plan* is a list of seqs of the uninterrupted run: the run is started with
+``ENGINE_FAILPOINT_KILL_AFTER_SEQ`` = the first (the driver SIGKILLs itself right after the append
+reaching it), resumed with the next one as its failpoint, and so on; a last resume without a
+failpoint drives it to the end. A resume adds one event, its ``DriverStarted``, and then appends
+what the uninterrupted run did, so a resumed process's failpoint is the planned seq moved by the
+``DriverStarted`` events the resumes added (``failpoint_seq``): every kill of a plan lands after the
+same event as a kill of a fresh run at that seq would. Every
 process appends the effect ids it starts executing to its own ``ENGINE_EFFECT_TRACE`` file, so
 "no agent call or evaluation repeated after its result was recorded" is checked against the
 results committed at each kill. The outcome is compared with an uninterrupted run of the same
@@ -84,6 +88,16 @@ def run_reference(recipe: Recipe, work: Path) -> list[Envelope]:
     return read_log(db, RUN_ID)
 
 
+def failpoint_seq(k: int, log: list[Envelope], reference: list[Envelope]) -> int:
+    """The seq, in a run resumed from ``log``, of the uninterrupted run's event ``k``: moved by the
+    ``DriverStarted`` events this log holds beyond the reference's before ``k``, plus the one the
+    coming resume records."""
+    if not log:
+        return k  # a fresh run: its seqs are the reference's
+    started = sum(e.type == "DriverStarted" for e in log) + 1
+    return k + started - sum(e.type == "DriverStarted" and e.seq <= k for e in reference)
+
+
 def _trace(path: Path) -> list[str]:
     return path.read_text().split() if path.exists() else []
 
@@ -97,12 +111,14 @@ def kill_and_resume(recipe: Recipe, plan: list[int], work: Path, reference: list
     recorded: set[str] = set()
     executed_after: list[tuple[set[str], list[str]]] = []
     traces: list[Path] = []
-    for i, k in enumerate([*plan, None]):
-        if i > 0 and fold(read_log(db, RUN_ID)).finished:
+    for i, planned in enumerate([*plan, None]):
+        log = read_log(db, RUN_ID) if i > 0 else []
+        if i > 0 and fold(log).finished:
             break  # killed after the run's last append: it is complete, there is nothing to resume
         trace = work / f"trace-{i}.txt"
         traces.append(trace)
         extra = {"ENGINE_EFFECT_TRACE": str(trace)}
+        k = None if planned is None else failpoint_seq(planned, log, reference)
         if k is not None:
             extra["ENGINE_FAILPOINT_KILL_AFTER_SEQ"] = str(k)
         args = recipe.start_args(db) if i == 0 else ["resume", RUN_ID, "--db", str(db)]
