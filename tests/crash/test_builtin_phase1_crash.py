@@ -25,8 +25,9 @@ def test_builtin_phase1_sigkill_at_sampled_events(tmp_path: Path) -> None:
     assert reference[-1].type == "RunCompleted"
     points = sample_points(reference, {"phase1": 3}, seed=11)["phase1"]
     evals = [e.seq for e in reference if e.type == "EvaluationCompleted"]
-    # Every kill is resumed; the sampled points share one plan (killed three times), the other
-    # plan is killed right after a result, twice: two plans side by side instead of four whole
-    # runs in two rounds, with the same kill points.
-    plans = [points, [evals[0], evals[-1]]]
-    run_plans(PHASE1, plans, reference, root, tmp_path)
+    # Every kill is resumed, and each lands after the same event as in a fresh run of its own
+    # (``failpoint_seq``): the sampled points and two kills right after a result (the first and the
+    # last evaluation) in one plan, one whole run instead of two.
+    plan = sorted({*points, evals[0], evals[-1]})
+    assert len(plan) >= 4, plan
+    run_plans(PHASE1, [plan], reference, root, tmp_path)
