@@ -1,7 +1,8 @@
 """Disk full under the SQLite file (issue "Storage faults"): a real builtin run whose database
 sits on a 400 KB file system stops with one named line (exit 1, no traceback, not the secondary
 "cannot rollback" error that used to hide it); with more space, ``engine resume`` completes it
-and its log matches an undisturbed run of the same seed apart from times.
+and its log matches an undisturbed run of the same arguments apart from times: the session's shared
+iris run (``tests.support.shared_runs``), made once for every test that only reads such a run.
 
 Only the database is on the small file system: the run's working directory (next to the database)
 is a link to a roomy one, so evaluations never meet the full disk and the fault is the store's own.
@@ -16,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.helpers import read_log, run_engine
+from tests.core.helpers import read_log
 from tests.crash.harness import comparable_decisions, final_result
 from tests.store_faults.tinyfs import tiny_fs
+from tests.support.shared_runs import IRIS_QUICK_ARGS, IRIS_RUN_ID, shared_iris_quick_run
 
-RUN = "full"
-START = ("start", "--task", "iris", "--agent", "builtin", "--preset", "quick", "--seed", "1", "--run-id", RUN)
+RUN = IRIS_RUN_ID
+START = tuple(a for a in IRIS_QUICK_ARGS if a != "--json")
 
 
 def _no_traceback(text: str) -> bool:
@@ -29,8 +31,8 @@ def _no_traceback(text: str) -> bool:
 
 
 @pytest.mark.slow
-def test_disk_full_is_named_and_resume_completes_the_same_run(tmp_path: Path) -> None:
-    reference = tmp_path / "reference"
+def test_disk_full_is_named_and_resume_completes_the_same_run(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     work = tmp_path / "work"
     (work / RUN).mkdir(parents=True)
     with tiny_fs(tmp_path / "tiny", 400) as fs:
@@ -50,10 +52,8 @@ def test_disk_full_is_named_and_resume_completes_the_same_run(tmp_path: Path) ->
         assert _no_traceback(resumed.stderr), resumed.stderr[-2000:]
         log = read_log(db, RUN)
     assert log[-1].type == "RunCompleted"
-    reference.mkdir()
-    ref = run_engine(*START, "--db", reference / "e.db", timeout=600, cwd=reference)
-    assert ref.returncode == 0, ref.stderr[-2000:]
-    want = read_log(reference / "e.db", RUN)
+    shared = shared_iris_quick_run(tmp_path_factory)
+    reference, want = shared.db.parent, read_log(shared.db, RUN)
     assert [e.type for e in log if e.type == "DriverStarted"] == ["DriverStarted"] * 2  # stopped once, resumed once
     assert final_result(log, work) == final_result(want, reference)
     assert comparable_decisions(log, work) == comparable_decisions(want, reference)
