@@ -21,7 +21,7 @@ import pytest
 
 from engine.tasks import list_bundled, load_task, naive_baseline_score, prepare_bundled
 from events.score import Score
-from tests.support.shared_runs import IRIS_QUICK_ARGS, shared_iris_quick_run
+from tests.support.shared_runs import IRIS_QUICK_ARGS, shared_evolve_run, shared_iris_quick_run
 
 ROOT = Path(__file__).resolve().parents[2]
 # iris first: its test builds the session's shared run that later tests (here and elsewhere) reuse.
@@ -180,17 +180,19 @@ def test_time_limit_60_ends_within_90s_with_a_valid_submission(tmp_path):
             "a phase did not complete, yet the log shows no time limit acting"
 
 
-def test_evolve_merge_child_beats_all_its_sources(tmp_path):
+def test_evolve_merge_child_beats_all_its_sources(tmp_path_factory):
     """Issue "Evolutionary strategy", Must show: with the builtin agent and max_steps=30, a
     completed run with a valid graded submission, and at least one merge whose child beats both
     its primary and secondary sources on validation (iris, seed 2: node-16 at 0.0964 against sources at
-    0.1028-0.2257; with LightGBM first, seed 1's merges only tie their best source)."""
-    db = tmp_path / "e.db"
-    summary = json.loads(ok(engine("start", "--task", "iris", "--strategy", "evolve", "--agent", "builtin",
-                                   "--set", "max_steps=30", "--seed", "2", "--run-id", "E", "--json", db=db)))
+    0.1028-0.2257; with LightGBM first, seed 1's merges only tie their best source). The run is the
+    session's shared evolutionary run (tests/support/shared_runs.py), which tests/evolution/test_e2e.py
+    also reads."""
+    run = shared_evolve_run(tmp_path_factory)
+    summary = json.loads(run.summary)
     assert summary["status"] == "completed"
-    assert json.loads(ok(engine("grade", "E", "--json", db=db)))["valid_submission"] is True
-    events = [json.loads(line) for line in ok(engine("log", "E", "--type", "RunCompleted", "--json", db=db)).splitlines()]
+    assert json.loads(ok(engine("grade", run.run_id, "--json", db=run.db)))["valid_submission"] is True
+    events = [json.loads(line) for line in ok(engine("log", run.run_id, "--type", "RunCompleted", "--json",
+                                                     db=run.db)).splitlines()]
     result = events[0]["payload"]["result"]
     assert result["dead_rate"] <= 0.3
     winners = [m for m in result["merges"] if m["valid"] and all(
