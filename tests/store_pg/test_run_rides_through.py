@@ -1,6 +1,7 @@
 """A real run rides through database faults (issue "Storage faults: a run rides through a database
-restart"): `engine start --agent builtin --preset quick` on iris, as a subprocess against a server
-of the module's own, disturbed at sampled points of its own progress (when its log reaches K
+restart"): `engine start --agent builtin --preset quick` on iris at its leanest (``LEAN_RUN``: every
+phase runs, one model, one step, one round; the search is not the point), as a subprocess against a
+server of the module's own, disturbed at sampled points of its own progress (when its log reaches K
 events, never after a sleep):
 
 * the server restarted (``pg_ctl stop -m fast`` then ``start``: every session is terminated, as in
@@ -36,8 +37,9 @@ from tests.core.helpers import engine_env, popen_engine
 from tests.crash.harness import RUN_ID, Recipe, comparable_decisions, final_result
 from tests.store_pg.proxy import AFTER_COMMIT, CommitCuttingProxy
 from tests.store_pg.server import fresh_database
+from tests.support.shared_runs import LEAN_RUN
 
-RECIPE = Recipe(task="iris", agent="builtin", seed=3)
+RECIPE = Recipe(task="iris", agent="builtin", seed=3, settings=LEAN_RUN[1::2])
 FAULTS_PER_RUN = 3  # N
 DRIVER_EVENTS = frozenset({"DriverStarted", "DriverStopped"})
 
