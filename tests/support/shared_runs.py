@@ -2,11 +2,10 @@
 reads it — across pytest-xdist workers too.
 
 Five suites (end to end, audit, rerun, same-seed, sandbox) each need a whole quick run of the
-builtin agent on iris, two (same-seed, sandbox) a second one without the sandbox, and two (the
-evolutionary strategy's end to end and merge suites) one evolutionary run; made separately they
-cost minutes of `make test` apiece. The first worker
-that asks makes it under an exclusive file lock in the directory all workers share (the parent of
-each worker's base temp); the others wait on the lock and then read the finished run. A test that
+builtin agent on iris, and two (the evolutionary strategy's end to end and merge suites) one
+evolutionary run; made separately they cost minutes of `make test` apiece. The first worker that
+asks makes it under an exclusive file lock in the directory all workers share (the parent of each
+worker's base temp); the others wait on the lock and then read the finished run. A test that
 writes (rerun adds a run) takes a private copy with ``copy_run``.
 """
 
@@ -78,13 +77,6 @@ def _shared_run(factory: pytest.TempPathFactory, name: str, args: tuple[str, ...
 def shared_iris_quick_run(factory: pytest.TempPathFactory) -> SharedRun:
     """`engine start` of IRIS_QUICK_ARGS (default sandbox), made once per session."""
     return _shared_run(factory, "shared-iris-quick", IRIS_QUICK_ARGS, IRIS_RUN_ID)
-
-
-def shared_iris_quick_run_unsandboxed(factory: pytest.TempPathFactory) -> SharedRun:
-    """IRIS_QUICK_ARGS with ``--sandbox none``, made once per session: the sandbox suite's second arm
-    and the same-seed suite's second run (the sandbox is no part of the run's config or its log
-    apart from each evaluation's sandbox policy)."""
-    return _shared_run(factory, "shared-iris-quick-unsandboxed", (*IRIS_QUICK_ARGS, "--sandbox", "none"), IRIS_RUN_ID)
 
 
 def shared_evolve_run(factory: pytest.TempPathFactory) -> SharedRun:
