@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.tasks import list_bundled, load_task, naive_baseline_score, prepare_bundled
+from engine.tasks import bundled_names, load_task, naive_baseline_score, prepare_bundled
 from events.score import Score
 from tests.support.shared_runs import IRIS_QUICK_ARGS, shared_evolve_run, shared_iris_quick_run
 
 ROOT = Path(__file__).resolve().parents[2]
 # iris first: its test builds the session's shared run that later tests (here and elsewhere) reuse.
 E2E_TASKS = ("iris", "wine", "breast-cancer", "diabetes", "penguins")
-TASKS = [name for name in E2E_TASKS if name in {t.name for t in list_bundled()}]
+TASKS = [name for name in E2E_TASKS if name in bundled_names()]
 pytestmark = pytest.mark.slow
 SPREAD_OVER_WORKERS = True  # each test is a whole run of several minutes (tests/conftest.py)
 
