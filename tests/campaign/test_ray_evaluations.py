@@ -10,7 +10,7 @@ import json
 from ray.cluster_utils import Cluster
 
 from tests.campaign.support import SMALL_ARGS
-from tests.core.helpers import engine_env, run_engine
+from tests.core.helpers import engine_env, read_log, run_engine
 
 
 def test_evaluations_run_as_ray_tasks_on_a_worker_node(tmp_path):
@@ -27,11 +27,9 @@ def test_evaluations_run_as_ray_tasks_on_a_worker_node(tmp_path):
         on_ray = run_engine(*start, "--set", "evaluation_executor=ray", "--db", str(tmp_path / "ray.db"), env=env,
                             timeout=600, cwd=tmp_path)
         assert on_ray.returncode == 0, on_ray.stdout[-1500:] + on_ray.stderr[-3000:]
-        log = run_engine("log", "R", "--json", "--db", str(tmp_path / "ray.db"), env=env, timeout=120).stdout
     finally:
         cluster.shutdown()
-    driver_pids = {json.loads(line)["payload"]["pid"] for line in log.splitlines()
-                   if line.strip() and json.loads(line)["type"] == "DriverStarted"}
+    driver_pids = {e.payload["pid"] for e in read_log(tmp_path / "ray.db", "R") if e.type == "DriverStarted"}
     traced = {int(p.stem.rsplit("-", 1)[1]): p.read_text().split() for p in traces.glob("R-*.trace")}
     # The head has no CPUs: a process other than the driver that evaluated scripts is a Ray
     # worker on the worker node (evaluate_on_worker writes the trace there).
