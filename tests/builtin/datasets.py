@@ -145,7 +145,7 @@ def named_products_task(dest: Path, n: int = 1000) -> Path:
     return _write(dest, train, test, sample)
 
 
-def rare_class_task(dest: Path, n: int = 2500) -> Path:
+def rare_class_task(dest: Path, n: int = 1600) -> Path:
     """Two classes from the sign of a sum, and a third class of only two training rows (solar
     modules' rare technologies): a fit on part of the rows can hold one member of it, or none."""
     rng = np.random.default_rng(8)
