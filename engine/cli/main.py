@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 app = typer.Typer(cls=EngineGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="An event-sourced engine for ML-engineering agents (MLE-STAR, evolutionary search).")
 out = Console()
+WIDE_RUNS_TABLE = 120  # columns: below it `engine runs` leaves out strategy, phase and events
 err = Console(stderr=True)
 
 DbOpt = typer.Option(None, "--db", help="Event database: a file or a postgresql:// URL (default $ENGINE_DB or ./engine-runs/engine.db).")
@@ -168,11 +169,22 @@ def list_runs(json_out: bool = typer.Option(False, "--json"), db: str | None = D
     if json_out:
         out.print_json(json.dumps(rows))
         return
-    table = Table("run", "status", "strategy", "task", "phase", "best", "events", "created")
-    table.columns[0].no_wrap, table.columns[0].overflow = True, "fold"  # an id is never cut short
-    for r in rows:
-        table.add_row(r["run_id"], r["status"], r["strategy"], r["task"], r["current_phase"],
-                      "-" if r["best_score"] is None else f"{r['best_score']:.5g}", str(r["events"]), r["created_at"][:19])
+    cells = {"run": lambda r: r["run_id"], "status": lambda r: r["status"], "strategy": lambda r: r["strategy"],
+             "task": lambda r: r["task"], "phase": lambda r: r["current_phase"],
+             "best": lambda r: "-" if r["best_score"] is None else f"{r['best_score']:.5g}",
+             "events": lambda r: str(r["events"]), "created": lambda r: r["created_at"][:16].replace("T", " ")}
+    # A narrow terminal gets the columns that tell runs apart, each word whole and without a frame,
+    # rather than every column cut to three letters; `--json` has them all.
+    wide = out.width >= WIDE_RUNS_TABLE
+    shown = list(cells) if wide else ["run", "status", "task", "best", "created"]
+    table = Table(*shown) if wide else Table(*shown, box=None, pad_edge=False)
+    values = [[cells[name](r) for name in shown] for r in rows]
+    for i, column in enumerate(table.columns):
+        column.overflow = "fold"  # nothing is cut short: a long value wraps
+        column.min_width = max(len(word) for text in [column.header, *(v[i] for v in values)] for word in str(text).split())
+    table.columns[0].no_wrap = True  # an id is copied into the next command: one line
+    for row in values:
+        table.add_row(*row)
     out.print(table)
 
 

@@ -18,6 +18,13 @@ def test_run_files_go_next_to_the_database_and_runs_prints_the_id_whole(tmp_path
     assert listed.returncode == 0, listed.stderr
     assert LONG_ID in listed.stdout, listed.stdout
     assert all(len(line) <= 80 for line in listed.stdout.splitlines())
+    # The other columns shown are whole too (a narrow terminal drops strategy, phase and events
+    # rather than cutting every column to three letters); a wide one shows them all.
+    words = listed.stdout.split()
+    assert "completed" in words and "…" not in listed.stdout, listed.stdout
+    assert "strategy" not in listed.stdout
+    wide = run_engine("runs", "--db", db, env=engine_env(COLUMNS="200"))
+    assert wide.returncode == 0 and "strategy" in wide.stdout and "tests.toy.strategy:main" in wide.stdout, wide.stdout
 
 
 def test_a_run_folder_that_would_be_the_task_folder_is_refused_before_anything_exists(tmp_path):
