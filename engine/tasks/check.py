@@ -117,7 +117,9 @@ def _columns_and_metric(layout: lay.Layout, meta: TaskMeta, sample: Path | None,
     try:
         metric, direction, _ = resolve_metric(meta, description or "", hint)
     except TaskError as exc:
-        result.add(hint, "evaluation_metric", str(exc), f"known metrics: {known_metrics()}")
+        # The message already names the known metrics; the fix says where they are explained.
+        result.add(hint, "evaluation_metric", str(exc), "docs/tasks.md's metric table gives each one's "
+                   "Kaggle spellings and the submission it needs")
         return
     if canonical_metric(metric) is None:
         result.add(hint, "evaluation_metric", f"{metric!r} is not a metric the engine knows, so no script "

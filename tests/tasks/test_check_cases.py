@@ -65,3 +65,13 @@ def test_the_docs_table_lists_exactly_these_cases():
 def _flat(output: str) -> str:
     """The check's output with rich's table borders and line breaks taken out."""
     return re.sub(r"\s*[│┃]\s*|\s*\n\s*", " ", output)
+
+
+def test_a_missing_metric_lists_the_known_metrics_once(tmp_path):
+    """The refusal names the known metrics in its message; its fix points to the docs' table
+    instead of printing the list a second time."""
+    case = next(c for c in CASES if c.name == "no metric named anywhere")
+    case.build(tmp_path / "t")
+    [problem] = [p for p in check_task(tmp_path / "t").problems if p.field == "evaluation_metric"]
+    assert problem.line().count("quadratic_weighted_kappa") == 1, problem.line()
+    assert "docs/tasks.md" in problem.fix
