@@ -7,6 +7,9 @@ import re
 import textwrap
 import time
 
+import pytest
+from conftest import Env
+
 from engine.agents.builtin.coordinate_search import partners
 from engine.agents.builtin.ensembling import bagged_members, settings_of
 from engine.agents.builtin.render import render_section
@@ -16,6 +19,18 @@ from engine.agents.builtin.spec import parse_spec, section_block
 from events.agent_outputs import DataContaminationResult
 from events.core import AgentCallCompleted
 from events.domain import PipelineConfig
+
+
+@pytest.fixture(scope="module")
+def small_multiclass(tmp_path_factory) -> Env:
+    """The multiclass table at 480 rows, for the seed-bag tests: how many fits a bag makes and
+    keeps does not depend on the table's size, and every fit of a bag costs less on it."""
+    return Env("multiclass-480", tmp_path_factory.mktemp("multiclass-480"))
+
+
+@pytest.fixture(scope="module")
+def small_regression(tmp_path_factory) -> Env:
+    return Env("regression-480", tmp_path_factory.mktemp("regression-480"))
 
 
 def _solution(env, model):
@@ -250,24 +265,24 @@ def test_a_converged_phase_3_blends_in_a_family_none_of_the_solutions_has(regres
     assert len(re.findall(r"Member \S+: validation rmse", run.stdout)) == 3
 
 
-def test_seed_bagged_ensemble_fits_each_seed_varying_member_per_seed(regression):
+def test_seed_bagged_ensemble_fits_each_seed_varying_member_per_seed(small_regression):
     """The bag's seeds give the forest different fits; the ensemble keeps the solutions' early
     stopping (it dropped it before), and a bad seeds value in a plan means one seed."""
-    sols = [_solution(regression, "random forest"), _solution(regression, "lightgbm")]
+    sols = [_solution(small_regression, "random forest"), _solution(small_regression, "lightgbm")]
     assert all(parse_spec(s)["train"]["early_stop"] for s in sols)
-    plain = regression.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean"})).code
-    bagged = regression.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": 3})).code
+    plain = small_regression.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean"})).code
+    bagged = small_regression.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": 3})).code
     assert parse_spec(plain)["train"]["early_stop"] and "class EarlyStopped" in plain
     assert "SeedBagged" not in plain
     assert parse_spec(bagged)["train"]["seeds"] == 3 and "BAG_SEEDS = 3" in bagged
-    odd = regression.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": "many"})).code
+    odd = small_regression.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": "many"})).code
     assert "SeedBagged" not in odd and "seeds" not in parse_spec(odd)["train"]
 
     probe = bagged + ("\nfor name, model in members:\n"
               "    if isinstance(model, SeedBagged):\n"
               "        fits = [m.predict(X_val) for m in model.estimators_]\n"
               "        print('FITS', name, len(fits), len({round(float(f[0]), 9) for f in fits}))\n")
-    run = regression.run(probe)
+    run = small_regression.run(probe)
     assert run.rc == 0, run.stderr
     fits = re.findall(r"FITS (\S+) (\d+) (\d+)", run.stdout)
     assert {name for name, _, _ in fits} == {"random_forest", "lightgbm"}
@@ -275,9 +290,9 @@ def test_seed_bagged_ensemble_fits_each_seed_varying_member_per_seed(regression)
     assert run.score is not None
 
     # Finalization rewrites the TRAINING_TRICKS section alone: the bag must render from its gene.
-    test_script = regression.ok("test", **{"task description": "", "final solution": bagged}).code
+    test_script = small_regression.ok("test", **{"task description": "", "final solution": bagged}).code
     assert "BAG_SEEDS = 3" in test_script and 'FINAL_FIT = "full"' in test_script
-    final = regression.run(test_script)
+    final = small_regression.run(test_script)
     assert final.rc == 0, final.stderr
     # a mean of the members: the run measured its score, the test script only fits on all rows
     assert final.score is None and "not recomputed" in final.stdout and "final fit: full" in final.stdout
@@ -298,15 +313,15 @@ def test_bagged_members_vary_with_the_seed_or_are_boosters_bagged_on_rows(regres
     assert bagged_members(ridge) == []
 
 
-def test_a_booster_the_seed_does_not_change_is_bagged_on_row_samples(multiclass):
+def test_a_booster_the_seed_does_not_change_is_bagged_on_row_samples(small_multiclass):
     """football-goals at 300 s ended Phase 3 out of plans at 68 % of its limit: its two HistGB
     members do not vary with the seed, so no bag was offered. Bagged, each fit learns from its own
     seeded nine tenths of the rows; a class a sample misses still gets its column (zero) in the
     average, so the probabilities stay one row per class and sum to one."""
-    sols = [_solution(multiclass, "hist gradient boosting"), _solution(multiclass, "ridge")]
-    assert "seeds" in _planned(multiclass, sols, [({"combine": m}, 0.5) for m in ("mean", "weighted", "stacking",
+    sols = [_solution(small_multiclass, "hist gradient boosting"), _solution(small_multiclass, "ridge")]
+    assert "seeds" in _planned(small_multiclass, sols, [({"combine": m}, 0.5) for m in ("mean", "weighted", "stacking",
                                                                                   "rank", "median")])
-    bagged = multiclass.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": 3})).code
+    bagged = small_multiclass.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": 3})).code
     probe = bagged + textwrap.dedent("""
         for name, model in members:
             if isinstance(model, SeedBagged):
@@ -319,7 +334,7 @@ def test_a_booster_the_seed_does_not_change_is_bagged_on_row_samples(multiclass)
         missed = sum(len(m.classes_) < len(bag.classes_) for m in bag.estimators_)
         print("RARE", proba.shape[1] == len(np.unique(rare)), bool(np.allclose(proba.sum(axis=1), 1)), missed)
     """)
-    run = multiclass.run(probe)
+    run = small_multiclass.run(probe)
     assert run.rc == 0, run.stderr
     assert re.findall(r"FITS (\S+) (\S+) (\d+) (\d+)", run.stdout) == [("hist_gradient_boosting", "0.9", "3", "3")]
     shaped, sums, missed = re.search(r"RARE (\w+) (\w+) (\d+)", run.stdout).groups()
@@ -327,20 +342,20 @@ def test_a_booster_the_seed_does_not_change_is_bagged_on_row_samples(multiclass)
     assert run.score is not None
 
 
-def test_a_bag_fit_on_all_rows_keeps_the_fits_the_engine_s_deadline_leaves_time_for(multiclass):
+def test_a_bag_fit_on_all_rows_keeps_the_fits_the_engine_s_deadline_leaves_time_for(small_multiclass):
     """flight-delay at 120 s: bags of five seeds of two boosters, fit on all 35,000 rows, outran
     finalization's 12 s; the script was killed and the search's own submission (fit on 3,600 rows)
     went out. Each bag's fits on all rows now stop when the next would not end before its part of
     the time left (ENGINE_EVAL_DEADLINE): with the deadline already passed every bag keeps its
     first fit and the script still writes its submission; the validation score, settled before,
     is the same; with no deadline every seed is fit."""
-    sols = [_solution(multiclass, "random forest"), _solution(multiclass, "hist gradient boosting")]
-    bagged = multiclass.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": 3})).code
+    sols = [_solution(small_multiclass, "random forest"), _solution(small_multiclass, "hist gradient boosting")]
+    bagged = small_multiclass.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": 3})).code
     probe = bagged + textwrap.dedent("""
         print("FITS", [len(model.estimators_) for _, model in members if isinstance(model, SeedBagged)])
     """)
-    unhurried = multiclass.run(probe)
-    hurried = multiclass.run(probe, env={"ENGINE_EVAL_DEADLINE": str(time.time())})
+    unhurried = small_multiclass.run(probe)
+    hurried = small_multiclass.run(probe, env={"ENGINE_EVAL_DEADLINE": str(time.time())})
     assert unhurried.rc == 0 and hurried.rc == 0, unhurried.stderr + hurried.stderr
     assert "FITS [3, 3]" in unhurried.stdout and "Seed bag cut" not in unhurried.stdout
     assert "FITS [1, 1]" in hurried.stdout
@@ -429,9 +444,7 @@ def test_a_time_driven_test_version_grows_its_bags_into_the_time_it_was_given(tm
     member's fit no time); a single model that does not vary with the seed is fit once, first.
     With the deadline passed it keeps one fit per member and still writes its submission; a
     fixed-step run's test version and every search script keep their bags' sizes."""
-    from conftest import Env
-
-    timed = Env("regression", tmp_path, PipelineConfig(subsample_limit=30000, step_policy="time"))
+    timed = Env("regression-480", tmp_path, PipelineConfig(subsample_limit=30000, step_policy="time"))
     sols = [_solution(timed, "random forest"), _solution(timed, "lightgbm"), _solution(timed, "ridge")]
     mean = timed.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean"})).code
     bagged = timed.ok("ensembler", solutions=sols, plan=_plan({"combine": "mean", "seeds": 3})).code
@@ -458,7 +471,7 @@ def test_a_time_driven_test_version_grows_its_bags_into_the_time_it_was_given(tm
     assert bagged_run.rc == 0 and "FITS [16, 16]" in bagged_run.stdout, bagged_run.stderr
     assert "Seed bags grown by 26 fits to [16, 16]" in bagged_run.stdout
 
-    fixed = Env("regression", tmp_path / "fixed", PipelineConfig(subsample_limit=30000))
+    fixed = Env("regression-480", tmp_path / "fixed", PipelineConfig(subsample_limit=30000))
     fixed_test = fixed.ok("test", **{"task description": "", "final solution": mean}).code
     assert "grow_seeds" not in parse_spec(fixed_test)["train"] and "GROW_SEEDS" not in fixed_test
 
