@@ -7,15 +7,30 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from engine.campaign.stream import CampaignState, fold_campaign, stream_id
 from events.base import Envelope
 from replay.state import RESULT_TYPES
+from tests.support.shared_runs import SharedRun, _shared_run
 
 # Every phase runs, each as small as it gets: ~30 s a run on a quiet machine (with one retrieved
 # model the final solution does not depend on the seed).
 SMALL = ("num_parallel_solutions=1", "outer_loop_steps=1", "inner_loop_steps=1", "ensemble_rounds=1",
          "num_retrieved_models=1")
 SMALL_ARGS = [a for s in SMALL for a in ("--set", s)]
+
+# The uninterrupted local reference run that more than one test compares against.
+REFERENCE_SEED = 0
+REFERENCE_RUN_ID = "ref"
+SMALL_IRIS_START = ("start", "--task", "iris", "--agent", "builtin", "--preset", "quick", *SMALL_ARGS,
+                    "--seed", str(REFERENCE_SEED), "--run-id", REFERENCE_RUN_ID, "--json")
+
+
+def small_iris_reference(factory: pytest.TempPathFactory) -> SharedRun:
+    """`engine start` of iris at the SMALL settings, seed REFERENCE_SEED, on this machine without Ray:
+    made once per test session and read by every test that needs an uninterrupted run to compare with."""
+    return _shared_run(factory, "shared-iris-small-reference", SMALL_IRIS_START, REFERENCE_RUN_ID)
 
 
 def campaign_state(store: Any, name: str) -> CampaignState:

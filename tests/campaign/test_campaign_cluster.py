@@ -4,7 +4,8 @@ effect whose result was recorded ran twice, and each interrupted run's graded sc
 uninterrupted run's with the same seed. Then the same command again starts nothing new.
 
 The grid is one task × two seeds on two one-CPU worker nodes: one run per node, so the removed node
-always held a run, and that run can only finish by being retried on the other node."""
+always held a run, and that run can only finish by being retried on the other node. The node removed is
+the one driving seed REFERENCE_SEED's run, so its uninterrupted twin is the session's shared reference."""
 
 from __future__ import annotations
 
@@ -17,7 +18,17 @@ from ray.cluster_utils import Cluster
 
 from engine.run import lifecycle as runs_mod
 from engine.run.replayer import replay_log
-from tests.campaign.support import SMALL_ARGS, campaign_state, read_traces, repeated_after_recorded, status_json
+from store.base import RunNotFound
+from tests.campaign.support import (
+    REFERENCE_RUN_ID,
+    REFERENCE_SEED,
+    SMALL_ARGS,
+    campaign_state,
+    read_traces,
+    repeated_after_recorded,
+    small_iris_reference,
+    status_json,
+)
 from tests.core.helpers import engine_env, popen_engine, run_engine
 from tests.store_pg.server import database_name, fresh_database, pg_url  # noqa: F401 - fixture
 
@@ -50,11 +61,21 @@ def _node_of(pid: int, workers) -> object | None:
     return None
 
 
+def _seeds_of_runs(store) -> dict[str, int]:
+    """run id → seed of the campaign's runs so far (none before the command has recorded its plan)."""
+    try:
+        return {c.run_id: c.cell.seed for c in campaign_state(store, NAME).cells.values()}
+    except RunNotFound:
+        return {}
+
+
 def _remove_a_busy_node(store, workers, cluster, deadline: float) -> str:
-    """Wait until a run is half-way (≥ 40 events, not finished) and remove the node driving it."""
+    """Wait until seed REFERENCE_SEED's run is half-way (≥ 40 events, not finished) and remove the node
+    driving it."""
     while time.monotonic() < deadline:
+        seeds = _seeds_of_runs(store)
         for info in store.list_runs():
-            if info.strategy == "campaign":
+            if info.strategy == "campaign" or seeds.get(info.run_id) != REFERENCE_SEED:
                 continue
             log = list(store.read(info.run_id))
             if len(log) < 40 or any(e.type in ("RunCompleted", "RunFailed") for e in log):
@@ -68,7 +89,7 @@ def _remove_a_busy_node(store, workers, cluster, deadline: float) -> str:
     raise AssertionError("no run reached 40 events in time to remove its node")
 
 
-def test_campaign_survives_a_node_removed_mid_run(cluster, pg_url, tmp_path):  # noqa: F811
+def test_campaign_survives_a_node_removed_mid_run(cluster, pg_url, tmp_path, tmp_path_factory):  # noqa: F811
     """REQ-OR-040 (resume exactly) across machines: a run continues on another node from the shared log."""
     c, workers = cluster
     url = fresh_database(pg_url, database_name(tmp_path))
@@ -103,13 +124,9 @@ def test_campaign_survives_a_node_removed_mid_run(cluster, pg_url, tmp_path):  #
 
     # Each interrupted run's graded test score equals an uninterrupted run's with the same seed.
     for cell in retried:
-        ref_db = tmp_path / f"ref-{cell.cell.seed}-{cell.cell.task}.db"
-        ref = run_engine("start", "--task", cell.cell.task, "--agent", "builtin", "--preset", "quick", *SMALL_ARGS,
-                         "--seed", str(cell.cell.seed), "--run-id", "ref", "--db", ref_db, env=engine_env(),
-                         timeout=600, cwd=tmp_path)
-        assert ref.returncode == 0, ref.stderr[-2000:]
+        ref_db = _uninterrupted_run(cell.cell, tmp_path, tmp_path_factory)
         graded = [json.loads(run_engine("grade", run, "--db", db, "--json", env=env, timeout=120).stdout)
-                  for run, db in ((cell.run_id, url), ("ref", str(ref_db)))]
+                  for run, db in ((cell.run_id, url), (REFERENCE_RUN_ID, str(ref_db)))]
         assert graded[0]["valid_submission"] and graded[0]["score"] == graded[1]["score"], graded
 
     again = run_engine("campaign", "start", NAME, *GRID, *SMALL_ARGS,
@@ -118,3 +135,15 @@ def test_campaign_survives_a_node_removed_mid_run(cluster, pg_url, tmp_path):  #
     assert "nothing to start" in again.stderr
     assert campaign_state(store, NAME).last_seq == state.last_seq, "a finished campaign recorded more"
     store.close()
+
+
+def _uninterrupted_run(cell, tmp_path, tmp_path_factory):
+    """The database of an uninterrupted local run of ``cell``'s task and seed, run id REFERENCE_RUN_ID."""
+    if (cell.task, cell.seed) == ("iris", REFERENCE_SEED):
+        return small_iris_reference(tmp_path_factory).db
+    ref_db = tmp_path / f"ref-{cell.seed}-{cell.task}.db"
+    ref = run_engine("start", "--task", cell.task, "--agent", "builtin", "--preset", "quick", *SMALL_ARGS,
+                     "--seed", str(cell.seed), "--run-id", REFERENCE_RUN_ID, "--db", ref_db, env=engine_env(),
+                     timeout=600, cwd=tmp_path)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    return ref_db
