@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-import pytest
+from typing import TYPE_CHECKING, Any
 
 from engine.campaign.stream import CampaignState, fold_campaign, stream_id
 from events.base import Envelope
 from replay.state import RESULT_TYPES
-from tests.support.shared_runs import SharedRun, _shared_run
+
+if TYPE_CHECKING:  # the benches import this module too, where pytest need not be installed
+    import pytest
+
+    from tests.support.shared_runs import SharedRun
 
 # Every phase runs, each as small as it gets: ~30 s a run on a quiet machine (with one retrieved
 # model the final solution does not depend on the seed).
@@ -30,6 +32,8 @@ SMALL_IRIS_START = ("start", "--task", "iris", "--agent", "builtin", "--preset",
 def small_iris_reference(factory: pytest.TempPathFactory) -> SharedRun:
     """`engine start` of iris at the SMALL settings, seed REFERENCE_SEED, on this machine without Ray:
     made once per test session and read by every test that needs an uninterrupted run to compare with."""
+    from tests.support.shared_runs import _shared_run
+
     return _shared_run(factory, "shared-iris-small-reference", SMALL_IRIS_START, REFERENCE_RUN_ID)
 
 
