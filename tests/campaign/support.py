@@ -32,9 +32,9 @@ SMALL_IRIS_START = ("start", "--task", "iris", "--agent", "builtin", "--preset",
 def small_iris_reference(factory: pytest.TempPathFactory) -> SharedRun:
     """`engine start` of iris at the SMALL settings, seed REFERENCE_SEED, on this machine without Ray:
     made once per test session and read by every test that needs an uninterrupted run to compare with."""
-    from tests.support.shared_runs import _shared_run
+    from tests.support.shared_runs import shared_run
 
-    return _shared_run(factory, "shared-iris-small-reference", SMALL_IRIS_START, REFERENCE_RUN_ID)
+    return shared_run(factory, "shared-iris-small-reference", SMALL_IRIS_START, REFERENCE_RUN_ID)
 
 
 def campaign_state(store: Any, name: str) -> CampaignState:

@@ -56,7 +56,7 @@ def _shared_root(factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def _shared_run(factory: pytest.TempPathFactory, name: str, args: tuple[str, ...], run_id: str) -> SharedRun:
+def shared_run(factory: pytest.TempPathFactory, name: str, args: tuple[str, ...], run_id: str) -> SharedRun:
     """`engine start` of args, made once per session in <session root>/name by whichever test asks first."""
     home = _shared_root(factory) / name
     home.mkdir(exist_ok=True)
@@ -76,13 +76,13 @@ def _shared_run(factory: pytest.TempPathFactory, name: str, args: tuple[str, ...
 
 def shared_iris_quick_run(factory: pytest.TempPathFactory) -> SharedRun:
     """`engine start` of IRIS_QUICK_ARGS (default sandbox), made once per session."""
-    return _shared_run(factory, "shared-iris-quick", IRIS_QUICK_ARGS, IRIS_RUN_ID)
+    return shared_run(factory, "shared-iris-quick", IRIS_QUICK_ARGS, IRIS_RUN_ID)
 
 
 def shared_evolve_run(factory: pytest.TempPathFactory) -> SharedRun:
     """`engine start` of EVOLVE_ARGS, made once per session: the evolutionary strategy's end to end
     suite and its merge suite read the same run."""
-    return _shared_run(factory, "shared-iris-evolve", EVOLVE_ARGS, EVOLVE_RUN_ID)
+    return shared_run(factory, "shared-iris-evolve", EVOLVE_ARGS, EVOLVE_RUN_ID)
 
 
 def copy_run(run: SharedRun, dest: Path) -> SharedRun:
