@@ -9,12 +9,49 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import psutil
 
 _GONE = (psutil.NoSuchProcess, psutil.AccessDenied)
+_PROC = "/proc"
+
+
+def _linux_table() -> Iterator[tuple[int, int, int, int]]:
+    # One read of /proc/<pid>/stat gives parent, group and session together. The monitor scans
+    # the table ten times a second per running script; psutil's process_iter plus two syscalls a
+    # process cost about 11 ms a scan of 200 processes (a third of the engine's own CPU in a quick
+    # run), this about a tenth of that.
+    with os.scandir(_PROC) as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"{_PROC}/{entry.name}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:  # gone since the directory was listed
+                continue
+            # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses.
+            fields = stat[stat.rfind(b")") + 2:].split(None, 4)
+            if len(fields) >= 4:
+                yield int(entry.name), int(fields[1]), int(fields[2]), int(fields[3])
+
+
+def _portable_table() -> Iterator[tuple[int, int, int, int]]:
+    for proc in psutil.process_iter(["ppid"]):
+        try:
+            yield proc.pid, proc.info.get("ppid") or 0, os.getpgid(proc.pid), os.getsid(proc.pid)
+        except OSError:
+            continue
+
+
+def process_table() -> Iterator[tuple[int, int, int, int]]:
+    """(pid, parent pid, process group, session) of every process this one can see."""
+    linux = sys.platform.startswith("linux") and os.path.isdir(_PROC)
+    return _linux_table() if linux else _portable_table()
 
 
 @dataclass
@@ -55,13 +92,8 @@ class TreeMonitor:
         roots = [s.proc for s in self._seen.values()]
         self._root: psutil.Process | None = roots[0] if roots else None
 
-    def _in_our_session(self, pid: int) -> bool:
-        if not self._own_group:
-            return False
-        try:
-            return os.getpgid(pid) == self._pgid or os.getsid(pid) == self._sid
-        except OSError:
-            return False
+    def _in_our_session(self, pgid: int, sid: int) -> bool:
+        return self._own_group and (pgid == self._pgid or sid == self._sid)
 
     def _adopt(self, pid: int) -> None:
         try:
@@ -89,14 +121,12 @@ class TreeMonitor:
         # One scan of the process table per call, however large the tree is.
         children_of: dict[int, list[int]] = defaultdict(list)
         known = {seen.proc.pid for seen in self._seen.values()}
-        for proc in psutil.process_iter(["ppid"]):
-            ppid = proc.info.get("ppid")
-            if ppid is not None:
-                children_of[ppid].append(proc.pid)
-            if proc.pid not in known and self._in_our_session(proc.pid):
+        for pid, ppid, pgid, sid in process_table():
+            children_of[ppid].append(pid)
+            if pid not in known and self._in_our_session(pgid, sid):
                 # An orphan (its parent exited, init adopted it) is invisible to the parent
                 # links but keeps the script's process group or session.
-                self._adopt(proc.pid)
+                self._adopt(pid)
         frontier: list[int] = []
         for seen in self._seen.values():
             try:
