@@ -47,10 +47,12 @@ def _portable_table() -> Iterator[tuple[int, int, int, int]]:
             continue
 
 
+_READS_PROC = sys.platform.startswith("linux") and os.path.isdir(_PROC)
+
+
 def process_table() -> Iterator[tuple[int, int, int, int]]:
     """(pid, parent pid, process group, session) of every process this one can see."""
-    linux = sys.platform.startswith("linux") and os.path.isdir(_PROC)
-    return _linux_table() if linux else _portable_table()
+    return _linux_table() if _READS_PROC else _portable_table()
 
 
 @dataclass
