@@ -27,7 +27,7 @@ Sleep = Callable[[float], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
-class Failure:
+class TryFailure:
     """One try's failure: what to report and whether another try may help."""
 
     message: str
@@ -76,21 +76,21 @@ _PERMANENT_ERRORS = {"authentication_failed": "authentication failed (check the 
 _TRANSIENT_ERRORS = {"rate_limit", "server_error", "overloaded"}
 
 
-def _from_assistant_error(failure: Failure, assistant_error: str | None) -> Failure:
+def _from_assistant_error(failure: TryFailure, assistant_error: str | None) -> TryFailure:
     """Sharpen a failure with what the CLI's own message said about it."""
     if assistant_error in _PERMANENT_ERRORS:
-        return Failure(f"{_PERMANENT_ERRORS[assistant_error]}: {failure.message}", False, failure.cost_usd)
+        return TryFailure(f"{_PERMANENT_ERRORS[assistant_error]}: {failure.message}", False, failure.cost_usd)
     if assistant_error in _TRANSIENT_ERRORS:
-        return Failure(failure.message, True, failure.cost_usd)
+        return TryFailure(failure.message, True, failure.cost_usd)
     return failure
 
 
-def classify_exception(exc: BaseException, assistant_error: str | None = None) -> Failure:
-    """Map an SDK exception to a ``Failure`` (imports the SDK lazily: engine-only)."""
+def classify_exception(exc: BaseException, assistant_error: str | None = None) -> TryFailure:
+    """Map an SDK exception to a ``TryFailure`` (imports the SDK lazily: engine-only)."""
     return _from_assistant_error(_classify_exception(exc), assistant_error)
 
 
-def _classify_exception(exc: BaseException) -> Failure:
+def _classify_exception(exc: BaseException) -> TryFailure:
     from claude_agent_sdk import (
         ClaudeSDKError,
         CLIConnectionError,
@@ -102,30 +102,31 @@ def _classify_exception(exc: BaseException) -> Failure:
 
     name = type(exc).__name__
     if isinstance(exc, CLINotFoundError):
-        return Failure(f"Claude CLI not found: {exc}", transient=False)
+        return TryFailure(f"Claude CLI not found: {exc}", transient=False)
     if isinstance(exc, ResultError):
         status = exc.api_error_status
         transient = (status in TRANSIENT_HTTP) or transient_text(str(exc))
         cost = exc.data.get("total_cost_usd") if isinstance(exc.data, dict) else None
-        return Failure(f"{name}: {exc}", transient=transient, cost_usd=cost if isinstance(cost, (int, float)) else None)
+        return TryFailure(f"{name}: {exc}", transient=transient,
+                          cost_usd=cost if isinstance(cost, (int, float)) else None)
     if isinstance(exc, ProcessError):
-        return Failure(f"CLI exited with an error: {exc}", transient=transient_text(str(exc)))
+        return TryFailure(f"CLI exited with an error: {exc}", transient=transient_text(str(exc)))
     if isinstance(exc, (CLIJSONDecodeError, MessageParseError)):
-        return Failure(f"malformed output from the CLI: {exc}", transient=False)
+        return TryFailure(f"malformed output from the CLI: {exc}", transient=False)
     if isinstance(exc, CLIConnectionError):
-        return Failure(f"lost the connection to the CLI: {exc}", transient=True)
+        return TryFailure(f"lost the connection to the CLI: {exc}", transient=True)
     if isinstance(exc, ClaudeSDKError):
-        return Failure(f"{name}: {exc}", transient=transient_text(str(exc)))
+        return TryFailure(f"{name}: {exc}", transient=transient_text(str(exc)))
     # The SDK reports control-protocol trouble (e.g. an initialize timeout) as bare Exception.
-    return Failure(f"{name}: {exc}", transient=transient_text(str(exc)) or "timeout" in str(exc).lower())
+    return TryFailure(f"{name}: {exc}", transient=transient_text(str(exc)) or "timeout" in str(exc).lower())
 
 
-def classify_error_result(data: dict[str, Any], assistant_error: str | None = None) -> Failure:
+def classify_error_result(data: dict[str, Any], assistant_error: str | None = None) -> TryFailure:
     """A ``result`` message with ``is_error``: why the run ended and whether to retry."""
     return _from_assistant_error(_classify_error_result(data), assistant_error)
 
 
-def _classify_error_result(data: dict[str, Any]) -> Failure:
+def _classify_error_result(data: dict[str, Any]) -> TryFailure:
     subtype = str(data.get("subtype") or "")
     errors = data.get("errors") or []
     text = "; ".join(str(e) for e in errors if e) or str(data.get("result") or "") or subtype or "unknown error"
@@ -133,9 +134,9 @@ def _classify_error_result(data: dict[str, Any]) -> Failure:
     cost = data.get("total_cost_usd")
     cost = float(cost) if isinstance(cost, (int, float)) else None
     if subtype == "error_max_budget_usd":
-        return Failure(f"budget exhausted (max_budget_usd reached): {text}", transient=False, cost_usd=cost)
+        return TryFailure(f"budget exhausted (max_budget_usd reached): {text}", transient=False, cost_usd=cost)
     if subtype == "error_max_turns":
-        return Failure(f"the agent ran out of turns: {text}", transient=False, cost_usd=cost)
+        return TryFailure(f"the agent ran out of turns: {text}", transient=False, cost_usd=cost)
     transient = (isinstance(status, int) and status in TRANSIENT_HTTP) or transient_text(text)
     label = f"API error (HTTP {status})" if status else f"error result ({subtype or 'unknown'})"
-    return Failure(f"{label}: {text}", transient=transient, cost_usd=cost)
+    return TryFailure(f"{label}: {text}", transient=transient, cost_usd=cost)

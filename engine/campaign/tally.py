@@ -58,7 +58,7 @@ class RunRow(BaseModel):
     attempts: int = 0
 
 
-class Failure(BaseModel):
+class FailedRun(BaseModel):
     model_config = _FROZEN
 
     run_id: str | None
@@ -96,7 +96,7 @@ class CampaignReport(BaseModel):
     counts: dict[str, int]
     groups: list[GroupRow]
     runs: list[RunRow]
-    failures: list[Failure]
+    failures: list[FailedRun]
 
 
 def mean_and_se(values: list[float]) -> tuple[float | None, float | None]:
@@ -107,7 +107,7 @@ def mean_and_se(values: list[float]) -> tuple[float | None, float | None]:
     return mean, (statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else None)
 
 
-def _graded_row(store: Any, cell: CellState, failures: list[Failure]) -> RunRow:
+def _graded_row(store: Any, cell: CellState, failures: list[FailedRun]) -> RunRow:
     from engine.grading.grader import grade_submission
     from engine.run.lifecycle import task_of_run
     from engine.tasks import TaskError
@@ -117,7 +117,7 @@ def _graded_row(store: Any, cell: CellState, failures: list[Failure]) -> RunRow:
                                 run_id=cell.run_id, attempts=cell.attempts, status=cell.ended or "planned")
 
     def fail(kind: str, reason: str) -> None:
-        failures.append(Failure(run_id=cell.run_id, task=c.task, seed=c.seed, kind=kind, reason=reason))
+        failures.append(FailedRun(run_id=cell.run_id, task=c.task, seed=c.seed, kind=kind, reason=reason))
 
     for number, reason in enumerate(cell.failures, start=1):
         fail("attempt failed", f"attempt {number}: {reason}")
@@ -181,7 +181,7 @@ def _group(rows: list[RunRow]) -> GroupRow:
 
 
 def build_report(store: Any, state: CampaignState) -> CampaignReport:
-    failures: list[Failure] = []
+    failures: list[FailedRun] = []
     rows = [_graded_row(store, cell, failures) for cell in state.cells.values()]
     groups: dict[tuple[str, str, str, str], list[RunRow]] = {}
     for r in rows:  # plan order: tasks in the order given

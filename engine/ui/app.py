@@ -29,7 +29,7 @@ from engine.ui.pages_run import driver_line, run_page, run_patch
 from engine.ui.pages_runs import campaigns_page, runs_page, runs_patch
 from engine.ui.pages_solution import requests_shown, solution_page
 from engine.ui.runs import RunIndex
-from engine.ui.security import Guard
+from engine.ui.security import AccessGuard
 from engine.ui.source import LogSource
 
 T = TypeVar("T")
@@ -181,7 +181,7 @@ class UiApp:
 
     # --- the application --------------------------------------------------------------------
 
-    def asgi(self, *, token: str | None, loopback: bool) -> Guard:
+    def asgi(self, *, token: str | None, loopback: bool) -> AccessGuard:
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
             await anyio.to_thread.run_sync(self.index.refresh)
@@ -201,4 +201,4 @@ class UiApp:
             Route("/live/campaign/{name}", self.live_campaign), Route("/static/ui.js", self.script),
             Route("/favicon.ico", self.no_icon),
         ]
-        return Guard(Starlette(routes=routes, lifespan=lifespan), token=token, loopback=loopback)
+        return AccessGuard(Starlette(routes=routes, lifespan=lifespan), token=token, loopback=loopback)

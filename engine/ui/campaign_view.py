@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.campaign.stream import CampaignState, CellState
-from engine.campaign.tally import Failure, RunRow, build_report, mean_and_se
+from engine.campaign.tally import FailedRun, RunRow, build_report, mean_and_se
 from engine.ui.runs import RunIndex
 
 
@@ -30,7 +30,7 @@ class TaskScores:
 class CampaignView:
     name: str
     rows: list[RunRow]
-    failures: list[Failure]
+    failures: list[FailedRun]
     counts: dict[str, int]
     seq: int                      # moves whenever the campaign's stream or one of its runs does
     dims: list[str] = field(default_factory=list)   # strategy/preset/agent when the grid has several
@@ -57,11 +57,11 @@ class CampaignCells:
 
     def __init__(self, index: RunIndex) -> None:
         self.index = index
-        self._cells: dict[tuple[str, str], tuple[tuple[object, ...], RunRow, list[Failure]]] = {}
+        self._cells: dict[tuple[str, str], tuple[tuple[object, ...], RunRow, list[FailedRun]]] = {}
 
     def view(self, state: CampaignState) -> CampaignView:
         rows: list[RunRow] = []
-        failures: list[Failure] = []
+        failures: list[FailedRun] = []
         seq = state.last_seq
         for cell in state.cells.values():
             run_seq = self.index.runs[cell.run_id].seq if cell.run_id in self.index.runs else 0
@@ -79,6 +79,6 @@ class CampaignCells:
         dims = [k for k in ("strategy", "preset", "agent") if len({getattr(r, k) for r in rows}) > 1]
         return CampaignView(name=state.name, rows=rows, failures=failures, counts=counts, seq=seq, dims=dims)
 
-    def _one(self, state: CampaignState, cell: CellState) -> tuple[RunRow, list[Failure]]:
+    def _one(self, state: CampaignState, cell: CellState) -> tuple[RunRow, list[FailedRun]]:
         report = build_report(self.index.source, CampaignState(name=state.name, cells={cell.cell.key: cell}))
         return report.runs[0], list(report.failures)

@@ -58,7 +58,7 @@ def check_bind(host: str, token: str | None) -> None:
                           "'import secrets; print(secrets.token_urlsafe(24))')")
 
 
-class Guard:
+class AccessGuard:
     """ASGI middleware: the token check (when one is set), the Host check on loopback (a page on
     another site cannot reach this server through DNS rebinding) and the security headers."""
 

@@ -46,7 +46,7 @@ class Version:
 
 
 @dataclass
-class Outcome:
+class DevelopedVersion:
     version: Version
     debug_attempts: int
     dead: bool
@@ -107,7 +107,7 @@ async def check(wf: Workflow, version: Version, *, name: str) -> Version:
 
 
 async def develop(wf: Workflow, code: str, *, step: int, phase: SolutionPhase, origin: str,
-                  parent_solutions: list[str], detail: dict[str, Any]) -> Outcome:
+                  parent_solutions: list[str], detail: dict[str, Any]) -> DevelopedVersion:
     """Run ``code`` through execution, the debug chain and (if it lives) review, under the
     workflow's deadline: no debug round starts past its soft end."""
     sid = wf.record_solution(code, phase=phase, origin=origin, parents=parent_solutions, detail=detail)
@@ -119,8 +119,8 @@ async def develop(wf: Workflow, code: str, *, step: int, phase: SolutionPhase, o
                                             late_fixes_run=True)
     current, attempts = await debug_loop(wf, chain, first, rules)
     if not current.ok:
-        return Outcome(version=current, debug_attempts=attempts, dead=True, first_solution_id=sid)
-    outcome = Outcome(version=current, debug_attempts=attempts, dead=False, first_solution_id=sid)
+        return DevelopedVersion(version=current, debug_attempts=attempts, dead=True, first_solution_id=sid)
+    outcome = DevelopedVersion(version=current, debug_attempts=attempts, dead=False, first_solution_id=sid)
     await review(wf, outcome, step=step)
     return outcome
 
@@ -162,7 +162,7 @@ class _DebugChain:
         return ran
 
 
-async def review(wf: Workflow, outcome: Outcome, *, step: int) -> None:
+async def review(wf: Workflow, outcome: DevelopedVersion, *, step: int) -> None:
     """Approach tag, summary and the buggy flag. The score stays the harness's: a review may
     only flag a scored node buggy, never change its score. A failed review leaves the node
     valid with no tag."""

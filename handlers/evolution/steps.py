@@ -23,7 +23,7 @@ from events.evolution import (
     TargetLocusChosen,
     TournamentHeld,
 )
-from handlers.evolution.develop import Outcome, develop, usable_code
+from handlers.evolution.develop import DevelopedVersion, develop, usable_code
 from handlers.evolution.genes import LOCI, parse_genes, select_non_stub_gene
 from handlers.evolution.journal import Journal, Node
 from handlers.evolution.prompts import draft_request, merge_request, mutate_request
@@ -169,14 +169,14 @@ async def run_step(wf: Workflow, journal: Journal, plan: StepPlan) -> Node | Non
     parent_solutions = [journal.get(p).event.solution_id or "" for p in plan.parents]
     detail: dict[str, Any] = {"step": plan.step, "node": plan.node_id, "operator": plan.operator,
                               "parents": plan.parents, "gene_sources": plan.gene_sources}
-    outcome: Outcome | None = None
+    outcome: DevelopedVersion | None = None
     if code is not None:
         outcome = await develop(wf, code, step=plan.step, phase=SOLUTION_PHASE[plan.operator], origin=plan.operator,
                                 parent_solutions=[s for s in parent_solutions if s], detail=detail)
     return append_node(wf, journal, plan, outcome, reply)
 
 
-def append_node(wf: Workflow, journal: Journal, plan: StepPlan, outcome: Outcome | None, reply: Any) -> Node:
+def append_node(wf: Workflow, journal: Journal, plan: StepPlan, outcome: DevelopedVersion | None, reply: Any) -> Node:
     if outcome is None:
         why = reply.error if not isinstance(reply, AgentCallCompleted) else "the answer held no code"
         code, sid, genes_valid, gene_ids, stubs = "", None, False, {}, []

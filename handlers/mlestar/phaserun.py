@@ -142,7 +142,7 @@ class Limits:
 
 
 @dataclass
-class Outcome:
+class PhaseOutcome:
     phase: str
     status: str
     value: Any = None
@@ -184,27 +184,28 @@ class PhaseRace:
         guard.stand_down(f"{self.phase} finished before its deadline" if winner == 0 else "budget exhausted")
         return ("done", "budget")[winner]
 
-    async def settle(self, how: str) -> Outcome:
+    async def settle(self, how: str) -> PhaseOutcome:
         """Turn the race's verdict into an outcome; cancels the phase unless it finished."""
         if how == "done":
             try:
                 value = await self.task
             except DeadlineReached as exc:  # it asked for work past its hard end: a cut, not a failure
                 self.wf.record(DeadlineHit(phase=self.phase, deadline_s=self.window.end_s, action="ended"))
-                return self._end(Outcome(self.phase, TIMED_OUT, error=str(exc)))
+                return self._end(PhaseOutcome(self.phase, TIMED_OUT, error=str(exc)))
             except PipelineError as exc:
-                return self._end(Outcome(self.phase, self._failed(), error=self._why(str(exc)),
-                                         diagnostics=dict(exc.diagnostics)))
+                return self._end(PhaseOutcome(self.phase, self._failed(), error=self._why(str(exc)),
+                                              diagnostics=dict(exc.diagnostics)))
             except Exception as exc:
-                return self._end(Outcome(self.phase, self._failed(), error=self._why(f"{type(exc).__name__}: {exc}"),
-                                         diagnostics={"kind": "handler_error"}))
-            return self._end(Outcome(self.phase, COMPLETED, value=value))
+                return self._end(PhaseOutcome(self.phase, self._failed(),
+                                              error=self._why(f"{type(exc).__name__}: {exc}"),
+                                              diagnostics={"kind": "handler_error"}))
+            return self._end(PhaseOutcome(self.phase, COMPLETED, value=value))
         if how == "deadline":
             self.wf.record(DeadlineHit(phase=self.phase, deadline_s=self.window.end_s, action="cancelled"))
             await self._cut(f"{self.phase} deadline reached")
-            return self._end(Outcome(self.phase, TIMED_OUT, error=f"{self.phase} deadline reached"))
+            return self._end(PhaseOutcome(self.phase, TIMED_OUT, error=f"{self.phase} deadline reached"))
         await self._cut("budget exhausted")
-        return self._end(Outcome(self.phase, BUDGET, error="budget exhausted"))
+        return self._end(PhaseOutcome(self.phase, BUDGET, error="budget exhausted"))
 
     def _failed(self) -> str:
         """A phase that ended in an error after its money ran out was stopped by the budget."""
@@ -219,7 +220,7 @@ class PhaseRace:
         caller reads it."""
         await self.wf.cut([self.task], reason, tolerate=Exception)
 
-    def _end(self, outcome: Outcome) -> Outcome:
+    def _end(self, outcome: PhaseOutcome) -> PhaseOutcome:
         rec = self.ledger.end(self.wf, self.phase, outcome.status, outcome.error)
         if not (self.self_reported and outcome.ok):
             self.wf.record(PhaseCompleted(phase=self.bracket, result={

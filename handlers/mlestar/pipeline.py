@@ -72,7 +72,7 @@ from handlers.mlestar.finalchoice import best_round, choose_final, picked_rows
 from handlers.mlestar.phase1 import first_choice, post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
-from handlers.mlestar.phaserun import BUDGET, FAILED, Ledger, Limits, Outcome, PhaseRace
+from handlers.mlestar.phaserun import BUDGET, FAILED, Ledger, Limits, PhaseOutcome, PhaseRace
 from handlers.mlestar.summaries import diagnostics, summaries
 from handlers.run_end import end_run
 from handlers.step_policy import time_driven
@@ -195,7 +195,7 @@ class Pipeline:
         return PhaseRace(self.wf, window, coro, limits=self.limits, ledger=self.ledger,
                          self_reported=window.phase in SELF_REPORTED, bracket=SELF_REPORTED.get(window.phase))
 
-    def _after(self, outcome: Outcome) -> None:
+    def _after(self, outcome: PhaseOutcome) -> None:
         if outcome.status == BUDGET:
             self._finalize_now("budget")
 
@@ -364,7 +364,7 @@ class Pipeline:
 
     # --- fallbacks, diagnostics, summaries ---------------------------------------------------
 
-    def _fallback(self, phase: str, outcome: Outcome, solution: SolutionScript, score: float | None,
+    def _fallback(self, phase: str, outcome: PhaseOutcome, solution: SolutionScript, score: float | None,
                   why: str) -> None:
         wf = self.wf
         sid = wf.record_solution(solution.content, phase=solution.phase, origin="fallback", parents=[],

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.mlestar.phaserun import COMPLETED, SKIPPED, Ledger, Outcome
+from handlers.mlestar.phaserun import COMPLETED, SKIPPED, Ledger, PhaseOutcome
 from handlers.timebudget import FINALIZATION, SEARCH_PHASES
 from handlers.workflow import Workflow
 
 PHASES = (*SEARCH_PHASES, FINALIZATION)
 
 
-def diagnostics(wf: Workflow, ledger: Ledger, outcome: Outcome, start_s: float) -> dict[str, Any]:
+def diagnostics(wf: Workflow, ledger: Ledger, outcome: PhaseOutcome, start_s: float) -> dict[str, Any]:
     """REQ-OR-042: elapsed time, cost, last successful operation, partial results."""
     return {"failed_phase": outcome.phase, "status": outcome.status, "error": outcome.error,
             "phase_diagnostics": outcome.diagnostics, "elapsed_s": wf.now - start_s,

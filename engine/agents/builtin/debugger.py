@@ -30,7 +30,7 @@ FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
 LAST_ERROR_RE = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception)):?\s*(.*)$", re.M)
 
 
-class Failure:
+class ScriptFailure:
     def __init__(self, error: str, code: str) -> None:
         self.error = error or ""
         self.code = code
@@ -72,7 +72,7 @@ def _add_import(code: str, statement: str) -> str:
     return "\n".join(lines[:last] + [statement] + lines[last:])
 
 
-def _name_error(f: Failure, call: Call) -> tuple[str, str] | None:
+def _name_error(f: ScriptFailure, call: Call) -> tuple[str, str] | None:
     m = re.search(r"name '(\w+)' is not defined", f.message)
     if f.kind != "NameError" or not m:
         return None
@@ -103,7 +103,7 @@ def _replace_call(code: str, pattern: str, replacement: str) -> str:
     return "".join(out) + code[pos:]
 
 
-def _missing_module(f: Failure, call: Call) -> tuple[str, str] | None:
+def _missing_module(f: ScriptFailure, call: Call) -> tuple[str, str] | None:
     m = re.search(r"No module named '(\w+)", f.message)
     if not m or m.group(1) not in _MISSING_LIBS:
         return None
@@ -115,7 +115,7 @@ def _missing_module(f: Failure, call: Call) -> tuple[str, str] | None:
     return code, f"{lib} is not installed; used scikit-learn's HistGradientBoosting{suffix} instead"
 
 
-def _unexpected_kwarg(f: Failure, call: Call) -> tuple[str, str] | None:
+def _unexpected_kwarg(f: ScriptFailure, call: Call) -> tuple[str, str] | None:
     m = re.search(r"unexpected keyword argument '(\w+)'", f.message)
     if not m or not f.line:
         return None
@@ -134,7 +134,7 @@ def _unexpected_kwarg(f: Failure, call: Call) -> tuple[str, str] | None:
     return None
 
 
-def _df_append(f: Failure, call: Call) -> tuple[str, str] | None:
+def _df_append(f: ScriptFailure, call: Call) -> tuple[str, str] | None:
     if "has no attribute 'append'" not in f.message or not f.line:
         return None
     m = re.match(r"(\s*)(\w+)\s*=\s*(\w+)\.append\((.+?)(,\s*ignore_index\s*=\s*True)?\)\s*$", f.line)
@@ -155,7 +155,7 @@ def _headers(call: Call) -> list[str]:
     return cols
 
 
-def _key_error(f: Failure, call: Call) -> tuple[str, str] | None:
+def _key_error(f: ScriptFailure, call: Call) -> tuple[str, str] | None:
     m = re.search(r"KeyError: ['\"](.+?)['\"]", f.error) or re.search(r"\[['\"](.+?)['\"]\] not in index", f.error)
     if not m:
         return None
@@ -167,7 +167,7 @@ def _key_error(f: Failure, call: Call) -> tuple[str, str] | None:
     return (fixed, f"column {wrong!r} does not exist; the data has {close[0]!r}") if fixed != f.code else None
 
 
-def _missing_file(f: Failure, call: Call) -> tuple[str, str] | None:
+def _missing_file(f: ScriptFailure, call: Call) -> tuple[str, str] | None:
     m = re.search(r"No such file or directory: ['\"](.+?)['\"]", f.error)
     if not m or f.kind not in ("FileNotFoundError", "OSError"):
         return None
@@ -178,7 +178,7 @@ def _missing_file(f: Failure, call: Call) -> tuple[str, str] | None:
     return f.code.replace(m.group(1), f"./input/{close[0]}"), f"the data file is ./input/{close[0]}"
 
 
-def _nan_input(f: Failure, call: Call) -> tuple[str, str] | None:
+def _nan_input(f: ScriptFailure, call: Call) -> tuple[str, str] | None:
     if "contains NaN" not in f.message or not f.line:
         return None
     m = re.search(r"\.(?:fit|predict|predict_proba|transform|fit_transform)\(\s*(\w+)", f.line)
@@ -193,7 +193,7 @@ def _nan_input(f: Failure, call: Call) -> tuple[str, str] | None:
             f"imputed missing values in {var} before the call that rejected NaN")
 
 
-RULES: list[Callable[[Failure, Call], tuple[str, str] | None]] = [
+RULES: list[Callable[[ScriptFailure, Call], tuple[str, str] | None]] = [
     _name_error, _missing_module, _unexpected_kwarg, _df_append, _key_error, _missing_file, _nan_input,
 ]
 
@@ -220,7 +220,7 @@ def _from_spec(code: str, error: str) -> tuple[str, str] | None:
 def fix(call: Call, code: str, error: str) -> Reply:
     if not code.strip():
         raise CannotAnswer("builtin debugger: there is no code to fix")
-    failure = Failure(error, code)
+    failure = ScriptFailure(error, code)
     for rule in RULES:
         result = rule(failure, call)
         if result is not None and result[0] != code:

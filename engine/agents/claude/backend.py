@@ -49,8 +49,8 @@ from engine.agents.claude.setup import bundled_cli, check_permission_mode, is_ro
 from engine.agents.errors import BackendUnavailable
 from engine.agents.retry import (
     DEFAULT_BACKOFF,
-    Failure,
     Sleep,
+    TryFailure,
     add_try_usage,
     classify_error_result,
     classify_exception,
@@ -244,7 +244,7 @@ class ClaudeBackend:
     async def call(self, request: AgentCallRequested, ctx: AgentContext) -> AgentResult:
         total_cost: float | None = None
         usage: dict[str, Any] = {}  # of the failed tries so far
-        failure: Failure | None = None
+        failure: TryFailure | None = None
         started = time.monotonic()
         clock = CallClock(ctx.time_limit_s)  # the call's deadline holds across its tries
         attempt = 0
@@ -262,12 +262,12 @@ class ClaudeBackend:
                 break
             delay = self._backoff[attempt - 1]
             if time.monotonic() - started + delay > self._retry_window_s:
-                failure = Failure(failure.message + f" (retry window of {self._retry_window_s:g} s used up)",
-                                  transient=True, cost_usd=failure.cost_usd)
+                failure = TryFailure(failure.message + f" (retry window of {self._retry_window_s:g} s used up)",
+                                     transient=True, cost_usd=failure.cost_usd)
                 break
             if not clock.allows(delay):
-                failure = Failure(failure.message + " (no time left before the call's deadline for another try)",
-                                  transient=True, cost_usd=failure.cost_usd)
+                failure = TryFailure(failure.message + " (no time left before the call's deadline for another try)",
+                                     transient=True, cost_usd=failure.cost_usd)
                 break
             log.warning("agent_call_retry", effect_id=request.effect_id, agent_type=request.agent_type,
                         attempt=attempt, delay_s=delay, error=self._redactor.text(failure.message)[:300])
@@ -285,7 +285,7 @@ class ClaudeBackend:
         tag = try_tag(ctx.work_dir, attempt)
         if self._launcher.metered:  # the relay meters the try against what its earlier tries left
             opened = metered_try(self._launcher, ctx, tag, spent_before)
-            if isinstance(opened, Failure):
+            if isinstance(opened, TryFailure):
                 return Attempt(failure=opened)
             ctx = opened
         try:
@@ -337,13 +337,13 @@ class ClaudeBackend:
             raise
         except TimeoutError:
             cost = getattr(stream.result, "total_cost_usd", None)
-            return Attempt(failure=Failure(cut_message(limit or 0.0, (
+            return Attempt(failure=TryFailure(cut_message(limit or 0.0, (
                 f"cut before the CLI reported its cost ({stream.tokens['input_tokens']} input / "
                 f"{stream.tokens['output_tokens']} output tokens streamed; the relay's meter, when it "
                 "is in the path, records what was spent)")), transient=False,
                 cost_usd=float(cost) if cost is not None else None))
         except UnknownRole as exc:  # no try can succeed: fail at once, and say which role
-            return Attempt(failure=Failure(str(exc), transient=False))
+            return Attempt(failure=TryFailure(str(exc), transient=False))
         except Exception as exc:  # the SDK's errors, and anything else: never raise to the engine
             result = stream.result
             if result is not None and result.is_error:
@@ -355,10 +355,10 @@ class ClaudeBackend:
                                  self._configs, self._redactor)
             failure = classify_exception(exc, stream.error)
             detail = ("\nCLI stderr: " + "\n".join(stderr[-10:])) if stderr else ""
-            return Attempt(failure=Failure(failure.message + detail, failure.transient, failure.cost_usd))
+            return Attempt(failure=TryFailure(failure.message + detail, failure.transient, failure.cost_usd))
         result = stream.result
         if result is None:
-            return Attempt(failure=Failure("the CLI ended without a result message", transient=False))
+            return Attempt(failure=TryFailure("the CLI ended without a result message", transient=False))
         if result.is_error:
             return Attempt(failure=classify_error_result(result_dict(result), stream.error))
         return completed_attempt(request, result, stream.texts, hooks, time.monotonic() - started,

@@ -21,7 +21,7 @@ from typing import Any
 from engine.agents.base import AgentContext
 from engine.agents.claude.reading import MeterReading, call_cost
 from engine.agents.ledger import CUT_MESSAGE_START, MIN_CALL_USD
-from engine.agents.retry import Failure
+from engine.agents.retry import TryFailure
 from events.core import AgentCallCompleted
 
 
@@ -38,8 +38,8 @@ def metered_result(result: AgentCallCompleted, reading: MeterReading, cap_usd: f
     return result.model_copy(update={"cost_usd": cost, "usage": usage})
 
 
-def metered_failure(failure: Failure, reading: MeterReading, cap_usd: float | None,
-                    cli_tokens_seen: int | None = None) -> Failure:
+def metered_failure(failure: TryFailure, reading: MeterReading, cap_usd: float | None,
+                    cli_tokens_seen: int | None = None) -> TryFailure:
     message = failure.message
     if reading.budget_refused and cap_usd is not None and not message.startswith(CUT_MESSAGE_START):
         message = (f"{CUT_MESSAGE_START}: the engine's relay refused this call's model requests once its cap of "
@@ -48,7 +48,7 @@ def metered_failure(failure: Failure, reading: MeterReading, cap_usd: float | No
         message += f" (the engine's relay refused {reading.refused} request(s): {reading.refusals[0]})"
     cost, source = call_cost(reading, failure.cost_usd, cap_usd, cli_tokens_seen)
     usage = {**failure.usage, "cost_source": source, "relay": reading.usage(failure.cost_usd)}
-    return Failure(message, transient=failure.transient and not reading.budget_refused, cost_usd=cost, usage=usage)
+    return TryFailure(message, transient=failure.transient and not reading.budget_refused, cost_usd=cost, usage=usage)
 
 
 def spent_so_far(before_usd: float | None, reading: MeterReading | None, cli_cost_usd: float | None,
@@ -58,14 +58,14 @@ def spent_so_far(before_usd: float | None, reading: MeterReading | None, cli_cos
     return None if cost is None else (before_usd or 0.0) + cost
 
 
-def metered_try(launcher: Any, ctx: AgentContext, tag: str, spent_before: float | None) -> AgentContext | Failure:
+def metered_try(launcher: Any, ctx: AgentContext, tag: str, spent_before: float | None) -> AgentContext | TryFailure:
     """Open the relay socket of one try, capped at what the call's earlier tries left of its cap:
     the try's context (its cap, and a cancellation report of what the relay metered), or the
     budget stop when nothing is left."""
     cap = ctx.budget_usd if ctx.budget_usd is None else ctx.budget_usd - (spent_before or 0.0)
     if cap is not None and cap < MIN_CALL_USD:
-        return Failure(f"{CUT_MESSAGE_START}: the earlier tries of this call spent ${spent_before or 0.0:.4f} of its "
-                       "cap", transient=False, cost_usd=0.0)
+        return TryFailure(f"{CUT_MESSAGE_START}: the earlier tries of this call spent "
+                          f"${spent_before or 0.0:.4f} of its cap", transient=False, cost_usd=0.0)
     abandoned = ctx.on_abandoned
 
     def report(cost: float | None, tokens: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import structlog
 
 from engine.agents.claude.hooks import CallHooks
-from engine.agents.retry import Failure
+from engine.agents.retry import TryFailure
 from engine.agents.roles import role_settings
 from engine.agents.secrets import Redactor
 from engine.agents.structured import MalformedOutput, validate_structured
@@ -23,7 +23,7 @@ log = structlog.get_logger("engine.agents.claude.backend")
 class Attempt:
     """What one try produced: a result, or a failure (with the cost it still incurred)."""
 
-    def __init__(self, result: AgentCallCompleted | None = None, failure: Failure | None = None) -> None:
+    def __init__(self, result: AgentCallCompleted | None = None, failure: TryFailure | None = None) -> None:
         self.result, self.failure = result, failure
         self.policy: Any = None  # the sandbox the try's CLI ran in
 
@@ -57,7 +57,7 @@ def completed_attempt(request: AgentCallRequested, result: Any, texts: list[str]
         try:
             structured = validate_structured(result.structured_output, text, request.output_schema, model)
         except MalformedOutput as exc:
-            return Attempt(failure=Failure(f"malformed output: {exc}", transient=False, cost_usd=cost))
+            return Attempt(failure=TryFailure(f"malformed output: {exc}", transient=False, cost_usd=cost))
     usage: dict[str, Any] = dict(result.usage or {})
     usage.update(num_turns=result.num_turns, duration_api_ms=result.duration_api_ms)
     if hooks.denied:

@@ -42,7 +42,7 @@ from engine.agents.errors import BackendUnavailable
 from engine.agents.openai.chat import BudgetStop, Conversation, Features
 from engine.agents.openai.failures import classify, explain_for_start
 from engine.agents.openai.tools import ToolBox, tool_specs
-from engine.agents.retry import DEFAULT_BACKOFF, Failure, Sleep, add_try_usage, with_earlier_tries
+from engine.agents.retry import DEFAULT_BACKOFF, Sleep, TryFailure, add_try_usage, with_earlier_tries
 from engine.agents.roles import role_settings
 from engine.agents.secrets import Redactor
 from engine.agents.structured import MalformedOutput, validate_structured
@@ -191,10 +191,11 @@ class OpenAIBackend:
                 break
             delay = self._backoff[attempt - 1]
             if time.monotonic() - started + delay > self._retry_window_s:
-                failure = Failure(failure.message + f" (retry window of {self._retry_window_s:g} s used up)", True)
+                failure = TryFailure(failure.message + f" (retry window of {self._retry_window_s:g} s used up)", True)
                 break
             if not clock.allows(delay):
-                failure = Failure(failure.message + " (no time left before the call's deadline for another try)", True)
+                failure = TryFailure(failure.message + " (no time left before the call's deadline for another try)",
+                                     True)
                 break
             log.warning("agent_call_retry", effect_id=request.effect_id, agent_type=request.agent_type,
                         attempt=attempt, delay_s=delay, error=self.redact(failure.message)[:300])
@@ -235,7 +236,7 @@ class OpenAIBackend:
         return conversation
 
     async def _attempt(self, request: AgentCallRequested, ctx: AgentContext,
-                       attempt: int) -> tuple[AgentCallCompleted | None, Failure | None]:
+                       attempt: int) -> tuple[AgentCallCompleted | None, TryFailure | None]:
         started = time.monotonic()
         limit = ctx.time_limit_s  # REQ-OR-034: no new turn near it, and whatever is in flight is cut at it
         deadline = None if limit is None else started + limit
@@ -243,7 +244,7 @@ class OpenAIBackend:
             client = self.client()
             conversation = self._conversation(client, request, ctx, attempt, deadline)
         except ValueError as exc:
-            return None, Failure(str(exc), transient=False)
+            return None, TryFailure(str(exc), transient=False)
         if deadline is not None and limit is not None:
             stop_at = deadline - (self._wrap_up_s if self._wrap_up_s is not None else default_wrap_up_s(limit))
             conversation.wrap_up = lambda: time.monotonic() >= stop_at
@@ -261,19 +262,19 @@ class OpenAIBackend:
                 ctx.on_abandoned(None if spend.in_flight else spend.cost(self.price), spend.tokens())
             raise
         except TimeoutError:
-            return None, self._spent(conversation, Failure(cut_message(limit or 0.0, f"{conversation.spend.turns} "
-                                                                       "turns done"), transient=False))
+            return None, self._spent(conversation, TryFailure(cut_message(limit or 0.0, f"{conversation.spend.turns} "
+                                                                          "turns done"), transient=False))
         except BudgetStop as exc:
-            return None, self._spent(conversation, Failure(str(exc), transient=False))
+            return None, self._spent(conversation, TryFailure(str(exc), transient=False))
         except ValueError as exc:
             if type(exc).__name__ == "JSONDecodeError" or "no choices" in str(exc):
                 return None, self._spent(conversation, classify(exc, self.endpoint, self.model))
-            return None, self._spent(conversation, Failure(f"malformed output: {exc}", transient=False))
+            return None, self._spent(conversation, TryFailure(f"malformed output: {exc}", transient=False))
         except Exception as exc:  # the client's errors, and anything else: never raise to the engine
             return None, self._spent(conversation, classify(exc, self.endpoint, self.model))
         return self._completed(request, conversation, text, structured, time.monotonic() - started), None
 
-    def _spent(self, conversation: Conversation, failure: Failure) -> Failure:
+    def _spent(self, conversation: Conversation, failure: TryFailure) -> TryFailure:
         """The try's failure with what it spent before it failed."""
         spend = conversation.spend
         return replace(failure, cost_usd=spend.cost(self.price),

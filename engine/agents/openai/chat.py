@@ -79,7 +79,7 @@ class Spend:
 
 
 @dataclass
-class Reply:
+class ChatReply:
     content: str
     tool_calls: list[dict[str, Any]]
     finish_reason: str | None
@@ -171,7 +171,7 @@ class Conversation:
             raise BudgetStop(f"budget exhausted: the next turn (about ${estimate:.4f}) would pass this call's cap of "
                              f"${self.budget_usd:.4f} (${spent:.4f} spent in {self.spend.turns} turns)")
 
-    async def _turn(self, messages: list[dict[str, Any]], *, offer_tools: bool) -> Reply:
+    async def _turn(self, messages: list[dict[str, Any]], *, offer_tools: bool) -> ChatReply:
         while True:
             asked: set[str] = set()
             kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
@@ -203,7 +203,7 @@ class Conversation:
 
     toolbox_specs: list[dict[str, Any]] = field(default_factory=list)
 
-    async def _whole(self, kwargs: dict[str, Any]) -> Reply:
+    async def _whole(self, kwargs: dict[str, Any]) -> ChatReply:
         response = await self.client.chat.completions.create(**kwargs)
         if not getattr(response, "choices", None):
             raise ValueError("the response has no choices")
@@ -212,9 +212,9 @@ class Conversation:
         message = choice.message
         calls = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments or "{}"}
                  for c in (message.tool_calls or []) if getattr(c, "function", None) is not None]
-        return Reply(message.content or "", calls, choice.finish_reason)
+        return ChatReply(message.content or "", calls, choice.finish_reason)
 
-    async def _streamed(self, kwargs: dict[str, Any]) -> Reply:
+    async def _streamed(self, kwargs: dict[str, Any]) -> ChatReply:
         stream = await self.client.chat.completions.create(**kwargs, stream=True,
                                                            stream_options={"include_usage": True})
         parts: list[str] = []
@@ -249,7 +249,7 @@ class Conversation:
         ordered = [calls[i] for i in sorted(calls)]
         for i, call in enumerate(ordered):
             call["id"] = call["id"] or f"call_{i}"
-        return Reply("".join(parts), ordered, finish)
+        return ChatReply("".join(parts), ordered, finish)
 
 
 @dataclass

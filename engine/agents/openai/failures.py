@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from engine.agents.retry import TRANSIENT_HTTP, Failure, transient_text
+from engine.agents.retry import TRANSIENT_HTTP, TryFailure, transient_text
 
 _FEATURE_HINTS = {
     "tools": re.compile(r"\btools?\b|tool[_ ]choice|function[_ ]call|\bfunctions?\b", re.IGNORECASE),
@@ -41,33 +41,33 @@ def unsupported_feature(exc: BaseException, asked: set[str]) -> str | None:
     return None
 
 
-def classify(exc: BaseException, endpoint: str, model: str) -> Failure:
-    """Map an ``openai`` client exception (imported lazily by the caller) to a ``Failure``."""
+def classify(exc: BaseException, endpoint: str, model: str) -> TryFailure:
+    """Map an ``openai`` client exception (imported lazily by the caller) to a ``TryFailure``."""
     import openai
 
     status, message = _status_and_message(exc)
     message = message.strip()[:500]
     if isinstance(exc, openai.AuthenticationError) or status in (401, 403):
-        return Failure(f"authentication failed (HTTP {status}): {message} (the key in OPENAI_API_KEY, at {endpoint})",
-                       transient=False)
+        return TryFailure(f"authentication failed (HTTP {status}): {message} "
+                          f"(the key in OPENAI_API_KEY, at {endpoint})", transient=False)
     if isinstance(exc, openai.NotFoundError) or status == 404:
-        return Failure(f"model {model!r} or the Chat Completions path is not available at {endpoint} "
-                       f"(HTTP 404): {message}", transient=False)
+        return TryFailure(f"model {model!r} or the Chat Completions path is not available at {endpoint} "
+                          f"(HTTP 404): {message}", transient=False)
     if isinstance(exc, openai.APIStatusError) and status is not None:
         transient = status in TRANSIENT_HTTP or status >= 500
-        return Failure(f"API error (HTTP {status}) from {endpoint}: {message}", transient=transient)
+        return TryFailure(f"API error (HTTP {status}) from {endpoint}: {message}", transient=transient)
     if isinstance(exc, openai.APITimeoutError):
-        return Failure(f"no answer from {endpoint} in time: {message}", transient=True)
+        return TryFailure(f"no answer from {endpoint} in time: {message}", transient=True)
     if isinstance(exc, openai.APIConnectionError):
-        return Failure(f"cannot connect to {endpoint}: {message} ({type(exc.__cause__).__name__ if exc.__cause__ else 'connection error'})",
-                       transient=True)
+        cause = type(exc.__cause__).__name__ if exc.__cause__ else "connection error"
+        return TryFailure(f"cannot connect to {endpoint}: {message} ({cause})", transient=True)
     if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
         # ValueError covers json.JSONDecodeError: the body was not the JSON the protocol promises.
-        return Failure(f"malformed response from {endpoint}: {type(exc).__name__}: {message[:300]}", transient=True)
-    return Failure(f"{type(exc).__name__} talking to {endpoint}: {message}", transient=transient_text(message))
+        return TryFailure(f"malformed response from {endpoint}: {type(exc).__name__}: {message[:300]}", transient=True)
+    return TryFailure(f"{type(exc).__name__} talking to {endpoint}: {message}", transient=transient_text(message))
 
 
-def explain_for_start(failure: Failure, endpoint: str, model: str) -> str:
+def explain_for_start(failure: TryFailure, endpoint: str, model: str) -> str:
     """The one line ``engine start`` prints when the start-up check fails."""
     text = failure.message
     if text.startswith("authentication failed"):
