@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,11 @@ def pytest_collection_modifyitems(config, items):
         path = item.nodeid.split("::")[0]
         unit = next((d for d in _ONE_UNIT_DIRS if path.startswith(d + "/")), path)
         item.add_marker(pytest.mark.xdist_group(unit))
+
+
+def pytest_collection_finish(session):
+    """What collection loaded (every test module, the engine, the libraries) lives as long as this
+    process: frozen, the collector stops scanning it at every full collection (in tests/core, the
+    collector's time fell from 2.3 s to 1.3 s of 13 s; the engine command does the same,
+    engine/run/collector.py)."""
+    gc.freeze()

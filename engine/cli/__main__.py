@@ -1,5 +1,5 @@
 """``python -m engine.cli``: the same command as the ``engine`` script."""
 
-from engine.cli.main import main
+from engine.cli.entry import main
 
 main()

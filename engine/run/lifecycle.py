@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from engine.agents.base import AgentBackend
+from engine.run import collector
 from engine.run.clock import command_clock_started, process_started_monotonic, started_as_command
 from engine.run.driver import Driver, EngineError
 from engine.run.executors import gpu_info, make_backend, make_executors, preflight, sandbox_mode_for
@@ -236,6 +237,7 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
                           "driver")
 
     driver.on_started = on_started
+    collector.loaded()  # the strategy's handlers and the backend are loaded now (engine/run/collector.py)
     final = await driver.run()
     store.set_status(run_id, final.status)
     return final

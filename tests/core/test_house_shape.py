@@ -11,17 +11,18 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 
+import pytest
+
 from tests.core.test_layers import production_modules
 
 MAX_FUNCTION_LINES = 80
 
 
+@pytest.fixture(scope="module")
 def trees() -> dict[str, ast.Module]:
+    """Parsed when a test here runs, not when the suite is collected (every worker collects)."""
     return {name: ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             for name, path in production_modules().items()}
-
-
-TREES = trees()
 
 
 def long_functions(modules: dict[str, ast.Module], limit: int) -> list[str]:
@@ -40,13 +41,13 @@ def shared_class_names(modules: dict[str, ast.Module]) -> dict[str, list[str]]:
     return {cls: modules_ for cls, modules_ in sorted(where.items()) if len(modules_) > 1}
 
 
-def test_no_production_function_is_longer_than_80_lines():
-    assert len(TREES) > 150
-    assert long_functions(TREES, MAX_FUNCTION_LINES) == []
+def test_no_production_function_is_longer_than_80_lines(trees):
+    assert len(trees) > 150
+    assert long_functions(trees, MAX_FUNCTION_LINES) == []
 
 
-def test_no_two_production_classes_share_a_name():
-    assert shared_class_names(TREES) == {}
+def test_no_two_production_classes_share_a_name(trees):
+    assert shared_class_names(trees) == {}
 
 
 def test_the_checks_find_what_they_look_for():

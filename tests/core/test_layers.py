@@ -128,34 +128,37 @@ def room_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     return rooms
 
 
-GRAPH = import_graph()
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    """Read when a test here runs, not when the suite is collected (every worker collects)."""
+    return import_graph()
 
 
-def test_the_graph_is_read_from_every_production_module():
-    assert len(GRAPH) > 150
-    assert "handlers.mlestar.pipeline" in GRAPH and "engine.run.driver" in GRAPH
+def test_the_graph_is_read_from_every_production_module(graph):
+    assert len(graph) > 150
+    assert "handlers.mlestar.pipeline" in graph and "engine.run.driver" in graph
     # Hidden imports count: the driver imports store/ and handlers/ (some of them inside functions).
-    assert any(t.startswith("handlers.") for t in GRAPH["engine.run.strategies"] | GRAPH["engine.run.driver"])
+    assert any(t.startswith("handlers.") for t in graph["engine.run.strategies"] | graph["engine.run.driver"])
 
 
 @pytest.mark.parametrize("package", PACKAGES)
-def test_layers_flow_one_way(package):
+def test_layers_flow_one_way(graph, package):
     """events ← store, replay ← handlers ← engine (ARCHITECTURE "The five packages")."""
-    wrong = sorted(f"{source} imports {target}" for source, targets in GRAPH.items()
+    wrong = sorted(f"{source} imports {target}" for source, targets in graph.items()
                    if source.split(".")[0] == package
                    for target in targets
                    if target.split(".")[0] not in ALLOWED[package] | {package})
     assert wrong == []
 
 
-def test_no_module_imports_itself_in_a_circle():
+def test_no_module_imports_itself_in_a_circle(graph):
     """The import graph's cycle count is 0, top-level imports and hidden ones alike."""
-    assert cycles(GRAPH) == []
+    assert cycles(graph) == []
 
 
-def test_no_circle_among_engines_rooms():
+def test_no_circle_among_engines_rooms(graph):
     """engine/'s rooms (cli, run, config, agents, harness, …) form layers: no room reaches back."""
-    rooms = room_graph(GRAPH)
+    rooms = room_graph(graph)
     assert cycles(rooms) == []
 
 

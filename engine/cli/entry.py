@@ -1,0 +1,16 @@
+"""The ``engine`` command's entry point (the ``engine`` script, ``python -m engine.cli``).
+
+It loads the command with the garbage collector kept off what is loaded (engine/run/collector.py)
+and runs it."""
+
+from __future__ import annotations
+
+from engine.run import collector
+
+
+def main() -> None:
+    collector.loading_command()
+    from engine.cli.main import main as command
+
+    collector.loaded()
+    command()

@@ -1,0 +1,66 @@
+"""The garbage collector in an ``engine`` process (engine/run/collector.py): what the command
+loaded is frozen and the collector is on again once it runs; a run freezes again before it drives;
+a program that imports the engine keeps its collector as it set it."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Run as the console script runs: the installed entry point in __main__, then the command. At exit,
+# the collector's state and how many objects were frozen; a drive prints it as it starts as well.
+PROBE = """
+import atexit, gc, json, sys
+from {module} import {name} as main
+import engine.run.collector as collector
+seen = []
+loaded = collector.loaded
+def watched():
+    loaded()
+    seen.append(gc.get_freeze_count())
+collector.loaded = watched
+atexit.register(lambda: print(json.dumps({{"enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
+                                           "drive_frozen": seen}})))
+sys.argv = ["engine", *sys.argv[1:]]
+main()
+"""
+
+
+def run_as_command(tmp_path: Path, *args: str) -> dict:
+    module, _, name = entry_points(group="console_scripts")["engine"].value.partition(":")
+    done = subprocess.run([sys.executable, "-c", PROBE.format(module=module, name=name), *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "ENGINE_LOG_LEVEL": "WARNING"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_command_runs_with_what_it_loaded_frozen_and_the_collector_on(tmp_path):
+    seen = run_as_command(tmp_path, "tasks", "list")
+    assert seen["enabled"] is True
+    assert seen["frozen"] > 20_000  # the command's modules: typer, rich, pydantic's event models
+
+
+def test_a_run_freezes_its_strategy_and_backend_before_it_drives(tmp_path):
+    seen = run_as_command(tmp_path, "start", "--task", "iris", "--agent", "builtin", "--preset", "quick",
+                          "--db", str(tmp_path / "e.db"), "--run-id", "r", "--json")
+    assert seen["enabled"] is True
+    assert len(seen["drive_frozen"]) == 2  # the entry point's, then the drive's
+    entry, drive = seen["drive_frozen"]
+    assert drive > entry  # the handlers and the builtin agent were loaded between the two
+
+
+def test_a_program_that_imports_the_engine_keeps_its_collector():
+    from engine.run import collector
+
+    frozen = gc.get_freeze_count()
+    collector.loaded()
+    assert gc.get_freeze_count() == frozen
+    assert gc.isenabled()
