@@ -21,10 +21,11 @@ def process_started_monotonic() -> float:
 
 def command_clock_started() -> float:
     """Where ``engine start``'s run clock starts (REQ-OR-024): when this process started if it was
-    started as the ``engine`` command (its ``__main__`` is the command's entry: the console script
-    (``engine.cli.entry``) or ``python -m engine.cli``), else now. A call of the command inside a long-lived process (a
-    test or a notebook calling ``main()``) counts from the call: that process's age is not the
-    run's (a pytest worker 1,072 s old had used up a 900 s limit before the run began)."""
+    started as the ``engine`` command (its ``__main__`` is the command's entry: the console script,
+    ``engine.cli.entry``, or ``python -m engine.cli``), else now. A call of the command inside a
+    long-lived process (a test or a notebook calling ``main()``) counts from the call: that
+    process's age is not the run's (a pytest worker 1,072 s old had used up a 900 s limit before
+    the run began)."""
     return process_started_monotonic() if started_as_command() else time.monotonic()
 
 
@@ -32,7 +33,8 @@ def started_as_command() -> bool:
     """This process was started as the ``engine`` command: its ``__main__`` is the command's entry."""
     entry = sys.modules.get("__main__")
     spec = getattr(entry, "__spec__", None)
-    return getattr(getattr(entry, "main", None), "__module__", None) in ("engine.cli.entry", "engine.cli.main") or (
+    entry_module = getattr(getattr(entry, "main", None), "__module__", None)
+    return entry_module in ("engine.cli.entry", "engine.cli.main") or (
         spec is not None and spec.name in ("engine.cli.__main__", "engine.cli.main"))
 
 

@@ -25,8 +25,21 @@ def loading_command() -> None:
     gc.disable()
 
 
+_run_frozen = False
+
+
 def loaded() -> None:
     """What is loaded so far lives as long as the process: frozen, and the collector on again."""
     if started_as_command():
         gc.freeze()
         gc.enable()
+
+
+def run_loaded() -> None:
+    """Called as a run is about to be driven, its modules loaded: :func:`loaded`, once a process.
+    What a run builds is frozen only in a process's first run (a cycle frozen is never collected:
+    a process that drove several runs would keep every earlier run's objects)."""
+    global _run_frozen
+    if not _run_frozen:
+        _run_frozen = True
+        loaded()

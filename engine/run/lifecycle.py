@@ -213,6 +213,7 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
     check = getattr(backend, "preflight", None)
     if checked is None and check is not None:
         checked = await check()
+    collector.run_loaded()  # the strategy's handlers and the backend are loaded (engine/run/collector.py)
     holder: dict[str, Driver] = {}
     db_file = getattr(store, "path", None)
     executors = make_executors(lambda: holder["d"].state, backend, lambda e, scope: holder["d"].record(e, scope),
@@ -237,7 +238,6 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
                           "driver")
 
     driver.on_started = on_started
-    collector.loaded()  # the strategy's handlers and the backend are loaded now (engine/run/collector.py)
     final = await driver.run()
     store.set_status(run_id, final.status)
     return final

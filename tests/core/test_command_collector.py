@@ -25,7 +25,7 @@ loaded = collector.loaded
 def watched():
     loaded()
     seen.append(gc.get_freeze_count())
-collector.loaded = watched
+collector.loaded = watched  # run_loaded calls it through the module: the drive's freeze is seen too
 atexit.register(lambda: print(json.dumps({{"enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
                                            "drive_frozen": seen}})))
 sys.argv = ["engine", *sys.argv[1:]]
@@ -62,5 +62,17 @@ def test_a_program_that_imports_the_engine_keeps_its_collector():
 
     frozen = gc.get_freeze_count()
     collector.loaded()
+    collector.run_loaded()
     assert gc.get_freeze_count() == frozen
     assert gc.isenabled()
+
+
+def test_only_a_process_s_first_run_freezes(monkeypatch):
+    from engine.run import collector
+
+    freezes: list[int] = []
+    monkeypatch.setattr(collector, "_run_frozen", False)
+    monkeypatch.setattr(collector, "loaded", lambda: freezes.append(1))
+    for _ in range(3):
+        collector.run_loaded()
+    assert freezes == [1]
