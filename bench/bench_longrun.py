@@ -146,6 +146,7 @@ def peak_rss_mb():
     return float("nan")
 
 from engine.run import lifecycle as runs
+from engine.run import collector
 from engine.run import rebuild as resume
 from replay.state import fold
 from replay.verify import verify
@@ -165,7 +166,7 @@ t_rebuild = time.perf_counter()
 cpu_resume = time.process_time() - cpu_imports
 assert problem is None and rebuilt.divergence is None, (problem, rebuilt.divergence)
 # its parts, timed apart afterwards (the GC paused as rebuild pauses it)
-with resume.gc_paused():
+with collector.gc_paused():
     t = time.perf_counter(); envelopes = resume.read_for_resume(store, run_id); read_s = time.perf_counter() - t
     t = time.perf_counter(); fold(envelopes); fold_s = time.perf_counter() - t
     t = time.perf_counter(); verify(envelopes, lambda: resume.Runtime(main)); replay_s = time.perf_counter() - t

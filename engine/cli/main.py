@@ -23,6 +23,7 @@ from engine.cli.errors import exit_code_of as _exit_code
 from engine.cli.errors import user_errors as _user_errors
 from engine.cli.starting import announce_start, checked_backend, checked_start_inputs
 from engine.cli.stores import UsageError, open_db
+from engine.run import collector
 from engine.run import lifecycle as runs_mod
 from engine.run.snapshots import state_of
 from replay.state import PipelineState
@@ -361,14 +362,10 @@ def _run_command() -> None:
         except typer.Exit as done:
             sys.exit(done.exit_code)
     finally:
-        # The process ends next: the collections the interpreter runs at exit free nothing the OS
-        # does not, and cost seconds on a busy machine with scikit-learn loaded (issue 61: a run
-        # stopped by SIGINT recorded DriverStopped in 0.3 s, then its process took 11 s to go).
+        collector.command_ending()  # the process ends next (engine/run/collector.py)
         if runs_mod.started_as_command():
-            import gc
             import signal
 
-            gc.freeze()
             # Only the exit is left: a Ctrl-C now (an impatient second one after a run recorded
             # its stop) would raise in the interpreter's shutdown and print a traceback there.
             signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -12,12 +12,11 @@ log, is needed by nothing a resume does. The fold keeps only such a request's sh
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.run.collector import gc_paused
 from events.base import Envelope, event_class
 from handlers.runtime import Runtime
 from replay.state import REQUEST_TYPES, RESULT_TYPES, PipelineState, fold
@@ -96,20 +95,6 @@ def digests_in(value: Any, found: list[str]) -> list[str]:
             if isinstance(v, (dict, list)):
                 digests_in(v, found)
     return found
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic GC paused while the log and the handlers' state are built: they allocate
-    hundreds of thousands of objects that live on, and each collection would rescan them all
-    (a fifth of a day-long evolve run's rebuild). Cycles made meanwhile are collected after."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 __all__ = ["Rebuilt", "read_for_resume", "rebuild"]

@@ -1,6 +1,7 @@
 """The garbage collector in an ``engine`` process (engine/run/collector.py): what the command
 loaded is frozen and the collector is on again once it runs; a run freezes again before it drives;
-a program that imports the engine keeps its collector as it set it."""
+a program that imports the engine keeps its collector as it set it; the entry point turns it back
+on whoever calls it."""
 
 from __future__ import annotations
 
@@ -18,14 +19,13 @@ REPO = Path(__file__).resolve().parents[2]
 # the collector's state and how many objects were frozen; a drive prints it as it starts as well.
 PROBE = """
 import atexit, gc, json, sys
-from {module} import {name} as main
-import engine.run.collector as collector
 seen = []
-loaded = collector.loaded
-def watched():
-    loaded()
+freeze = gc.freeze
+def watched():  # the entry point and the run call gc.freeze through the module: both are seen
+    freeze()
     seen.append(gc.get_freeze_count())
-collector.loaded = watched  # run_loaded calls it through the module: the drive's freeze is seen too
+gc.freeze = watched
+from {module} import {name} as main
 atexit.register(lambda: print(json.dumps({{"enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
                                            "drive_frozen": seen}})))
 sys.argv = ["engine", *sys.argv[1:]]
@@ -52,8 +52,8 @@ def test_a_run_freezes_its_strategy_and_backend_before_it_drives(tmp_path):
     seen = run_as_command(tmp_path, "start", "--task", "iris", "--agent", "builtin", "--preset", "quick",
                           "--db", str(tmp_path / "e.db"), "--run-id", "r", "--json")
     assert seen["enabled"] is True
-    assert len(seen["drive_frozen"]) == 2  # the entry point's, then the drive's
-    entry, drive = seen["drive_frozen"]
+    assert len(seen["drive_frozen"]) == 3  # the entry point's, the drive's, then the command's end
+    entry, drive, _ = seen["drive_frozen"]
     assert drive > entry  # the handlers and the builtin agent were loaded between the two
 
 
@@ -61,7 +61,6 @@ def test_a_program_that_imports_the_engine_keeps_its_collector():
     from engine.run import collector
 
     frozen = gc.get_freeze_count()
-    collector.loaded()
     collector.run_loaded()
     assert gc.get_freeze_count() == frozen
     assert gc.isenabled()
@@ -72,7 +71,21 @@ def test_only_a_process_s_first_run_freezes(monkeypatch):
 
     freezes: list[int] = []
     monkeypatch.setattr(collector, "_run_frozen", False)
-    monkeypatch.setattr(collector, "loaded", lambda: freezes.append(1))
+    monkeypatch.setattr(collector, "started_as_command", lambda: True)
+    monkeypatch.setattr(collector.gc, "freeze", lambda: freezes.append(1))
     for _ in range(3):
         collector.run_loaded()
     assert freezes == [1]
+
+
+def test_the_entry_point_turns_the_collector_on_again_whoever_calls_it(tmp_path):
+    """Called from a program's own code (its ``__main__`` holds no ``main``), the collector is on."""
+    code = ("import atexit, gc, sys\n"
+            "from engine.cli.entry import main as run\n"
+            "atexit.register(lambda: print(gc.isenabled()))\n"
+            "sys.argv = ['engine', 'tasks', 'list']\n"
+            "run()\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "True"
