@@ -4,6 +4,8 @@ picks the backend from the environment."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from engine.agents.errors import BackendUnavailable
@@ -34,11 +36,14 @@ def test_a_rejected_key_stops_the_start(tmp_path, stand_in):
     assert "rejected the key in OPENAI_API_KEY" in line
 
 
-def test_an_unreachable_endpoint_stops_the_start(tmp_path, stand_in):
-    api = stand_in(lambda ex: Text("ready"))
-    url = api.url
-    api.__exit__(None, None, None)  # nothing listens there any more
-    done, _ = _start(engine_env(url), tmp_path)
+def test_an_unreachable_endpoint_stops_the_start(tmp_path):
+    # A port bound but never listened on refuses every connection, and no other test can take
+    # it while this socket holds it (a port merely closed again can be reused by a stand-in that
+    # another worker starts meanwhile, which then answers).
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}/v1"
+        done, _ = _start(engine_env(url), tmp_path)
     line = _refused(done, tmp_path)
     assert "cannot connect" in line and "OPENAI_BASE_URL" in line
 
