@@ -72,7 +72,9 @@ class Env:
         assert isinstance(result, AgentCallFailed), result
         return result
 
-    def run(self, code: str, timeout: int = 1800, env: dict[str, str] | None = None) -> Run:
+    def run(self, code: str, timeout: int = 1800, env: dict[str, str | None] | None = None) -> Run:
+        """The script run in a fresh working directory; ``env`` is laid over this process's
+        environment, a None value unsetting its variable."""
         self.runs += 1
         workdir = self.root / f"run-{self.runs}"
         workdir.mkdir()
@@ -80,11 +82,16 @@ class Env:
         shutil.copytree(self.data_dir, workdir / "input")
         (workdir / "solution.py").write_text(code)
         proc = subprocess.run([sys.executable, "solution.py"], cwd=workdir, capture_output=True,
-                              text=True, timeout=timeout, env=None if env is None else {**os.environ, **env})
+                              text=True, timeout=timeout, env=None if env is None else _laid_over(env))
         return Run(proc.returncode, proc.stdout, proc.stderr, workdir)
 
     def train(self) -> pd.DataFrame:
         return pd.read_csv(self.data_dir / "train.csv")
+
+
+def _laid_over(env: dict[str, str | None]) -> dict[str, str]:
+    merged = {**os.environ, **env}
+    return {name: value for name, value in merged.items() if value is not None}
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ registry (engine/tasks/metric_registry.py)."""
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,14 @@ def _rendered_score(metric: str, kind: str, several: bool):
     """score_predictions and TARGET_COLUMNS of a rendered script's preamble."""
     spec = {"kind": kind, "metric": metric, "seed": 0, "title": "t"} | ({"targets": ["a", "b"]} if several else {})
     space: dict[str, object] = {}
-    exec(render_preamble(spec), space)
+    # The preamble sets the process's environment (OMP_NUM_THREADS) as a script's first lines do;
+    # run here, that would reach every script this test worker starts later.
+    saved = dict(os.environ)
+    try:
+        exec(render_preamble(spec), space)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     return space["score_predictions"], space.get("TARGET_COLUMNS", [])
 
 
