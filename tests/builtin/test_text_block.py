@@ -10,9 +10,11 @@ the text block on the task's private answers.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -56,12 +58,13 @@ def _spec(task: Path | None, family: str = "lightgbm") -> dict:
     return with_text(spec, task / "public") if task is not None else spec
 
 
-def _run(task: Path, code: str, workdir: Path) -> subprocess.CompletedProcess[str]:
+def _run(task: Path, code: str, workdir: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     workdir.mkdir(parents=True)
     (workdir / "final").mkdir()
     shutil.copytree(task / "public", workdir / "input")
     (workdir / "solution.py").write_text(code)
-    return subprocess.run([sys.executable, "solution.py"], cwd=workdir, capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "solution.py"], cwd=workdir, capture_output=True, text=True, timeout=300,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def _accuracy(task: Path, submission: Path) -> float:
@@ -104,6 +107,17 @@ def test_each_text_model_scores_far_above_the_script_without_text(reviews, plain
                                                                    else [model])
     with_text_ = _accuracy(reviews, tmp_path / "text" / "final" / "submission.csv")
     assert with_text_ >= plain_accuracy + 0.15, (plain_accuracy, with_text_)
+
+
+def test_a_small_text_read_with_a_minute_left_keeps_its_characters(reviews, tmp_path):
+    """Whether a script is short of time follows the work its text makes, not the seconds left
+    alone: a run's last scripts (the final one above all) get the least time, and a small task's
+    must read its text as the scripts that were validated did. A minute is far more than this
+    task's text needs on any machine, and far less than a 20,000-row task's would."""
+    run = _run(reviews, render_solution(_spec(reviews)), tmp_path / "run",
+               env={"ENGINE_EVAL_DEADLINE": str(time.time() + 60)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "on TF-IDF (word+char)" in run.stdout, run.stdout
 
 
 def test_an_ablation_study_of_the_text_block_runs_its_variants_on_one_extraction(reviews, tmp_path):
