@@ -89,21 +89,21 @@ def test_the_search_can_move_the_text_settings(reviews):
     assert description == "text n-grams word+char -> word" and variant["data"]["text"]["ngrams"] == "word"
     assert ablation_variant(_spec(None), TEXT_COMPONENT) is None
     dims = {d.key: d.values for d in dimensions("DATA", spec["data"], "classification")}
-    assert list(dims["text.model"]) == ["auto", "logistic", "ridge", "svm"] and "text.ngrams" in dims
+    assert list(dims["text.model"]) == ["auto", "logistic", "ridge", "svm", "nb"] and "text.ngrams" in dims
     assert not any(k.startswith("text.") for k in (d.key for d in dimensions("DATA", _spec(None)["data"], "x")))
     moved = apply_changes("DATA", spec["data"], {"text.model": "ridge", "text.vocabulary": 10000})
     assert moved["text"] == {**DEFAULT_TEXT, "model": "ridge", "vocabulary": 10000}
     assert spec["data"]["text"] == DEFAULT_TEXT  # the spec it came from is left as it was
 
 
-@pytest.mark.parametrize("model", ["auto", "logistic", "ridge", "svm"])
+@pytest.mark.parametrize("model", ["auto", "logistic", "ridge", "svm", "nb"])
 def test_each_text_model_scores_far_above_the_script_without_text(reviews, plain_accuracy, tmp_path, model):
     spec = _spec(reviews)
     spec["data"]["text"]["model"] = model
     text = _run(reviews, render_solution(spec), tmp_path / "text")
     assert text.returncode == 0, text.stderr[-2000:]
     chosen = [line for line in text.stdout.splitlines() if line.startswith("Text features: review -> ")]
-    assert chosen and chosen[0].split(" -> ")[1].split()[0] in (["svm", "logistic", "ridge"] if model == "auto"
+    assert chosen and chosen[0].split(" -> ")[1].split()[0] in (["svm", "logistic", "ridge", "nb"] if model == "auto"
                                                                    else [model])
     with_text_ = _accuracy(reviews, tmp_path / "text" / "final" / "submission.csv")
     assert with_text_ >= plain_accuracy + 0.15, (plain_accuracy, with_text_)

@@ -21,7 +21,7 @@ ROWS_READ = 500
 # The first draft's setting: every linear model weighed, words and characters, a vocabulary the
 # scripts bound further by their rows and the time left.
 DEFAULT_TEXT = {"model": "auto", "ngrams": "word+char", "vocabulary": 30000}
-TEXT_MODELS = ("logistic", "ridge", "svm")
+TEXT_MODELS = ("logistic", "ridge", "svm", "nb")
 TEXT_NGRAMS = ("word", "char", "word+char")
 
 
