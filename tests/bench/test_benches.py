@@ -85,3 +85,25 @@ def test_the_heldout_results_page_is_what_the_kept_rows_give():
     proc = subprocess.run([sys.executable, str(REPO / "bench" / "heldout_tables.py"), "--check"], cwd=REPO,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+
+@pytest.mark.parametrize("case", ["review-sentiment", "shapes-32"])
+def test_a_new_user_case_is_a_task_the_engine_loads_with_its_answers(tmp_path, case):
+    """bench/newuser_cases.py runs for many minutes, so this checks what it writes: a task the
+    engine loads as the case's kind, with a private answer for every row the sample asks for."""
+    import pandas as pd
+
+    from bench.newuser_cases import CASES
+    from engine.agents.builtin.text_task import text_features
+    from engine.tasks import load_task
+
+    kind, write = CASES[case]
+    task = load_task(write(tmp_path / case))
+    if kind == "text":  # a table whose one feature is free text, by the rule the agent reads it by
+        assert text_features(task.public_dir) == ("review",)
+    else:
+        assert task.description.data_modality.value == "image"
+    assert task.answers is not None and task.sample_submission is not None
+    answers, sample = pd.read_csv(task.answers), pd.read_csv(task.sample_submission)
+    assert sorted(answers[task.id_column]) == sorted(sample[task.id_column]) and len(answers) >= 300
