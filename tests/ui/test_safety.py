@@ -53,7 +53,12 @@ def test_a_token_guards_a_non_loopback_address(browser, backend):
         wait_for(lambda: "guarded-run" in browser.find_element("tag name", "body").text, "the runs list")
         assert "token" not in browser.current_url
         browser.get(base + "run/guarded-run")
-        assert "guarded-run" in browser.title
+        # Polled, as every page check here: once, under load, the title read straight after the
+        # navigation was still empty (a CI run). A page that is not the run's fails all the same.
+        try:
+            wait_for(lambda: "guarded-run" in browser.title, "the run page's title")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the page: {browser.page_source[:2000]}") from None
 
 
 def test_loopback_answers_only_localhost_names_with_strict_headers(backend):
