@@ -13,7 +13,9 @@ Both are development tasks: the agent's own tests use their generators, so they 
 run looks, not how the agent generalizes (the held-out text and image tasks do, bench_automl.py
 --media). Each row is our engine (builtin agent, preset time) and the first-try peers of the
 task's kind (bench/automl_media_peers.py: TF-IDF + logistic regression; raw pixels into logistic
-regression and into a histogram gradient booster), each graded on the private answers.
+regression and into a histogram gradient booster), each graded on the private answers. The peers
+run in the interpreter bench_automl.py gives its peers (``.venv-automl``, which ``make
+bench-automl`` builds, where it exists): the shapes are PNGs with filters, which need Pillow.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def shapes_32(dest: Path) -> Path:
 CASES = {"review-sentiment": ("text", review_sentiment), "shapes-32": ("image", shapes_32)}
 
 
-def measure(name: str, seed: int, limit: int, work: Path) -> dict:
+def measure(name: str, seed: int, limit: int, work: Path, peers_python: str) -> dict:
     """Our run and the first-try peers on one case and seed, each graded."""
     from bench.automl_media_peers import run_media_peer
     from bench.bench_automl import run_engine_in
@@ -65,7 +67,7 @@ def measure(name: str, seed: int, limit: int, work: Path) -> dict:
     row["mle-star"] = run_engine_in(work / f"seed-{seed}", name, task_dir, "mle-star", "time", seed, limit,
                                     Score(load_task(task_dir).direction))
     for peer in FIRST_TRY[kind]:
-        row[peer] = run_media_peer(peer, task_dir, kind, seed, limit, work, sys.executable)
+        row[peer] = run_media_peer(peer, task_dir, kind, seed, limit, work, peers_python)
     return row
 
 
@@ -75,12 +77,16 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     parser.add_argument("--time-limit", type=int, default=120)
     parser.add_argument("--json", dest="json_out", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--peers-python", default=None, help="interpreter for the peers (default: .venv-automl's)")
     args = parser.parse_args()
+    from bench.bench_automl import _automl_python
+
+    peers_python = _automl_python(args.peers_python)
     rows = []
     with tempfile.TemporaryDirectory(prefix="newuser-") as tmp:
         for name in args.cases:
             for seed in args.seeds:
-                rows.append(measure(name, seed, args.time_limit, Path(tmp)))
+                rows.append(measure(name, seed, args.time_limit, Path(tmp), peers_python))
                 print(json.dumps(rows[-1]), flush=True)
                 if args.json_out:
                     args.json_out.write_text(json.dumps(rows, indent=1) + "\n")
