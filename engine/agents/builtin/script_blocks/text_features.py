@@ -3,11 +3,12 @@
 Goes in at ``data.py``'s ``# insert free_text`` when the gene has a ``text`` setting (the agent gives one
 to a task whose files hold a free-text column, ``engine/agents/builtin/text_task.py``). Each text
 column is read as word (1-2) and character (2-5) n-gram TF-IDF, sublinear, its vocabulary bounded
-by the rows and the time left. A linear model (logistic, ridge or linear SVM, the last two with
-calibrated probabilities) learns from it; its out-of-fold predictions replace the text columns as
-numeric ``fe_text_*`` columns, so the tabular learner stacks them with the table's other columns
-(on a table of text alone, it reads the linear model's predictions). ``TEXT_MODEL = "auto"`` picks
-the linear model whose out-of-fold predictions score best on the task's metric.
+by the rows, the text's size and the time left. A linear model (complement naive Bayes, logistic,
+ridge or linear SVM, the last two with calibrated probabilities) learns from it; its out-of-fold
+predictions replace the text columns as numeric ``fe_text_*`` columns, so the tabular learner
+stacks them with the table's other columns (on a table of text alone, it reads the linear
+model's predictions). ``TEXT_MODEL = "auto"`` picks the linear model whose out-of-fold
+predictions score best on the task's metric.
 
 Nothing of an evaluation's working directory outlives it (each evaluation gets a fresh one), so
 the extraction is cached only inside a script: an ablation study's variants share it.
