@@ -52,8 +52,8 @@ def shapes_32(dest: Path) -> Path:
 CASES = {"review-sentiment": ("text", review_sentiment), "shapes-32": ("image", shapes_32)}
 
 
-def measure(name: str, seed: int, limit: int, work: Path, peers_python: str) -> dict:
-    """Our run and the first-try peers on one case and seed, each graded."""
+def measure(name: str, seed: int, limit: int, work: Path, peers_python: str, who: list[str]) -> dict:
+    """Our run and the first-try peers on one case and seed (those of ``who``), each graded."""
     from bench.automl_media_peers import run_media_peer
     from bench.bench_automl import run_engine_in
     from engine.tasks import load_task
@@ -64,9 +64,10 @@ def measure(name: str, seed: int, limit: int, work: Path, peers_python: str) -> 
     if not task_dir.exists():
         write(task_dir)
     row: dict = {"task": name, "kind": kind, "seed": seed, "limit": limit, "preset": "time"}
-    row["mle-star"] = run_engine_in(work / f"seed-{seed}", name, task_dir, "mle-star", "time", seed, limit,
-                                    Score(load_task(task_dir).direction))
-    for peer in FIRST_TRY[kind]:
+    if "mle-star" in who:
+        row["mle-star"] = run_engine_in(work / f"seed-{seed}", name, task_dir, "mle-star", "time", seed, limit,
+                                        Score(load_task(task_dir).direction))
+    for peer in (p for p in FIRST_TRY[kind] if p in who):
         row[peer] = run_media_peer(peer, task_dir, kind, seed, limit, work, peers_python)
     return row
 
@@ -77,6 +78,8 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     parser.add_argument("--time-limit", type=int, default=120)
     parser.add_argument("--json", dest="json_out", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--only", nargs="*", default=None, metavar="CONTENDER",
+                        help="fit only these (mle-star and peer names; default: every one of the case's kind)")
     parser.add_argument("--peers-python", default=None, help="interpreter for the peers (default: .venv-automl's)")
     args = parser.parse_args()
     from bench.bench_automl import _automl_python
@@ -86,14 +89,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="newuser-") as tmp:
         for name in args.cases:
             for seed in args.seeds:
-                rows.append(measure(name, seed, args.time_limit, Path(tmp), peers_python))
+                who = args.only or ["mle-star", *FIRST_TRY[CASES[name][0]]]
+                rows.append(measure(name, seed, args.time_limit, Path(tmp), peers_python, who))
                 print(json.dumps(rows[-1]), flush=True)
                 if args.json_out:
                     args.json_out.write_text(json.dumps(rows, indent=1) + "\n")
     for name in args.cases:
         mine = [r for r in rows if r["task"] == name]
         for who in ("mle-star", *FIRST_TRY[CASES[name][0]]):
-            scores = [r[who]["score"] for r in mine if r[who]["score"] is not None]
+            scores = [r[who]["score"] for r in mine if who in r and r[who]["score"] is not None]
             shown = " ".join(f"{s:.4f}" for s in scores)
             print(f"{name:18s} {who:14s} {shown}  (valid {len(scores)}/{len(mine)})")
 
