@@ -87,7 +87,6 @@ def test_the_heldout_results_page_is_what_the_kept_rows_give():
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
-
 @pytest.mark.parametrize("case", ["review-sentiment", "shapes-32"])
 def test_a_new_user_case_is_a_task_the_engine_loads_with_its_answers(tmp_path, case):
     """bench/newuser_cases.py runs for many minutes, so this checks what it writes: a task the
