@@ -66,40 +66,39 @@ TEXT_SHARE = 0.3
 TEXT_S_PER_CHAR = 27e-6
 TEXT_STARTED = time.time()
 TEXT_LEFT_S = float(os.environ.get("ENGINE_EVAL_DEADLINE", "inf")) - TEXT_STARTED
-# Short of time (set where the text is read, from its size): the text is read as words only
-# (character n-grams cost most of the extraction), with a quarter of the vocabulary and three
-# folds. Judged by the work the text makes, not by the seconds left alone, so that a small task's
-# final script, which runs with the least time of any, reads its text as its validated scripts did.
-SHORT_OF_TIME = False
 
 
-def short_of_time(chars):
-    """Whether the cheapest path through ``chars`` characters of text would take more than the
-    text's share of the time left."""
+def short_of_time(train_text, test_text):
+    """Whether the cheapest path through the text would take more than its share of the time left.
+    Short of time, the text is read as words only (character n-grams cost most of the extraction),
+    with a quarter of the vocabulary and three folds. Judged by the work the text makes, not by the
+    seconds left alone, so that a small task's final script, which runs with the least time of
+    any, reads its text as its validated scripts did."""
+    chars = int(train_text.str.len().sum() + test_text.str.len().sum())
     return chars * TEXT_S_PER_CHAR > TEXT_SHARE * TEXT_LEFT_S
 
 
-def text_vocabulary(rows):
+def text_vocabulary(rows, short):
     """Ten n-grams a row at most, a quarter as many short of time: the vectorizers and the linear
     fits cost in proportion to the columns they make."""
-    return max(2000, min(TEXT_VOCABULARY, 10 * rows) // (4 if SHORT_OF_TIME else 1))
+    return max(2000, min(TEXT_VOCABULARY, 10 * rows) // (4 if short else 1))
 
 
-def ngrams_read():
+def ngrams_read(short):
     """The n-grams the text is read as: the setting's, but words alone when short of time."""
-    return "word" if SHORT_OF_TIME and "word" in TEXT_NGRAMS else TEXT_NGRAMS
+    return "word" if short and "word" in TEXT_NGRAMS else TEXT_NGRAMS
 
 
-def text_matrix(train_text, test_text):
+def text_matrix(train_text, test_text, short):
     """Word and character TF-IDF of train and test rows, fitted on both: no label is read."""
     from scipy.sparse import hstack
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    vocabulary = text_vocabulary(len(train_text))
+    vocabulary = text_vocabulary(len(train_text), short)
     settings = []
-    if "word" in ngrams_read():
+    if "word" in ngrams_read(short):
         settings.append({"analyzer": "word", "ngram_range": (1, 2), "token_pattern": r"(?u)\b\w+\b"})
-    if "char" in ngrams_read():
+    if "char" in ngrams_read(short):
         settings.append({"analyzer": "char_wb", "ngram_range": (2, 5)})
     both = pd.concat([train_text, test_text]).fillna("").astype(str).str.lower()
     parts = [TfidfVectorizer(sublinear_tf=True, min_df=2, max_features=vocabulary, dtype=np.float32,
@@ -139,11 +138,10 @@ def text_candidates():
     return ["nb", "ridge", "svm", "logistic"] if np.bincount(y).min() >= 20 else ["nb", "logistic"]
 
 
-def text_predictions(train_matrix, test_matrix):
+def text_predictions(train_matrix, test_matrix, short):
     """(out-of-fold train predictions, test predictions, model name) of the best candidate."""
     classes = TASK_KIND == "classification"
-    folds = (StratifiedKFold if stratify is not None else KFold)(3 if SHORT_OF_TIME else 5, shuffle=True,
-                                                                  random_state=SEED)
+    folds = (StratifiedKFold if stratify is not None else KFold)(3 if short else 5, shuffle=True, random_state=SEED)
     method = "predict_proba" if classes else "predict"
     tried = []
     last_s = 0.0
@@ -169,7 +167,9 @@ def text_columns_stacked(train_text, test_text):
     key = (TEXT_MODEL, TEXT_NGRAMS, TEXT_VOCABULARY, int(pd.util.hash_pandas_object(train_text).sum()),
            int(pd.util.hash_pandas_object(test_text).sum()), hash(np.asarray(y).tobytes()))
     if key not in cache:
-        oof, test, name = text_predictions(*text_matrix(train_text, test_text))
+        short = short_of_time(train_text, test_text)
+        train_matrix, test_matrix = text_matrix(train_text, test_text, short)
+        oof, test, name = text_predictions(train_matrix, test_matrix, short)
         oof, test = np.asarray(oof, dtype=float), np.asarray(test, dtype=float)
         if oof.ndim == 1:
             oof, test = oof[:, None], test[:, None]
@@ -177,14 +177,13 @@ def text_columns_stacked(train_text, test_text):
             oof, test = oof[:, 1:], test[:, 1:]  # binary: one class's probability says it all
         names = [f"fe_text_{i}" for i in range(oof.shape[1])]
         cache[key] = (pd.DataFrame(oof, columns=names), pd.DataFrame(test, columns=names), name)
-        print(f"Text features: {', '.join(TEXT_COLS)} -> {name} on TF-IDF ({ngrams_read()})")
+        print(f"Text features: {', '.join(TEXT_COLS)} -> {name} on TF-IDF ({ngrams_read(short)})")
     return cache[key]
 
 
 if TEXT_COLS:
     text_train = train_df[TEXT_COLS].fillna("").astype(str).agg(" | ".join, axis=1)
     text_test = test_df[TEXT_COLS].fillna("").astype(str).agg(" | ".join, axis=1)
-    SHORT_OF_TIME = short_of_time(int(text_train.str.len().sum() + text_test.str.len().sum()))
     text_oof, text_test_pred, _ = text_columns_stacked(text_train, text_test)
     X = pd.concat([X.drop(columns=TEXT_COLS).reset_index(drop=True), text_oof], axis=1)
     X_test = pd.concat([X_test.drop(columns=TEXT_COLS).reset_index(drop=True), text_test_pred], axis=1)
