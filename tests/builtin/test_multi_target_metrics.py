@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -29,12 +30,8 @@ def _rendered_score(metric: str, kind: str, several: bool):
     space: dict[str, object] = {}
     # The preamble sets the process's environment (OMP_NUM_THREADS) as a script's first lines do;
     # run here, that would reach every script this test worker starts later.
-    saved = dict(os.environ)
-    try:
+    with mock.patch.dict(os.environ):
         exec(render_preamble(spec), space)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
     return space["score_predictions"], space.get("TARGET_COLUMNS", [])
 
 

@@ -109,13 +109,14 @@ def test_each_text_model_scores_far_above_the_script_without_text(reviews, plain
     assert with_text_ >= plain_accuracy + 0.15, (plain_accuracy, with_text_)
 
 
-def test_a_small_text_read_with_a_minute_left_keeps_its_characters(reviews, tmp_path):
+def test_a_small_text_read_with_little_time_left_keeps_its_characters(reviews, tmp_path):
     """Whether a script is short of time follows the work its text makes, not the seconds left
     alone: a run's last scripts (the final one above all) get the least time, and a small task's
-    must read its text as the scripts that were validated did. A minute is far more than this
-    task's text needs on any machine, and far less than a 20,000-row task's would."""
+    must read its text as the scripts that were validated did. 85 s is under what the seconds-left
+    rule called short (90 s) however fast the machine, and this text needs about 2 s of it: the
+    script would have to take over 75 s to start for the verdict to change."""
     run = _run(reviews, render_solution(_spec(reviews)), tmp_path / "run",
-               env={"ENGINE_EVAL_DEADLINE": str(time.time() + 60)})
+               env={"ENGINE_EVAL_DEADLINE": str(time.time() + 85)})
     assert run.returncode == 0, run.stderr[-2000:]
     assert "on TF-IDF (word+char)" in run.stdout, run.stdout
 
