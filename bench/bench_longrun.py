@@ -17,10 +17,12 @@ clock passes each point, the bench measures the store as it is then:
 * events and stored bytes (each run has a store of its own: the SQLite file, or the PostgreSQL
   tables with their indexes and TOAST), against the same run appended to a second store in the
   format before artifacts (every payload whole in its row) and without snapshots;
-* resume: in a fresh process, open the store, check the chain, then ``engine.run.rebuild.rebuild``
-  — what the driver does on every resume before its first effect: read the log once, fold it and
-  rebuild the handlers by feeding them every recorded input (``replay.verify``) — wall time and the
-  process's peak RSS; its parts (read, fold, the handlers' replay) are timed again apart after it;
+* resume: in a fresh process, open the store, check the chain, then ``engine.run.rebuild.quick_state``
+  — what the driver does before a resume's pending effects run again: the fold from the last
+  snapshot and the events after it — wall and CPU time; then the check the driver runs beside those
+  effects, ``engine.run.rebuild.rebuild`` (read the log once, fold it and rebuild the handlers by
+  feeding them every recorded input, ``replay.verify``), and the process's peak RSS; the check's
+  parts (read, fold, the handlers' replay) are timed again apart after it;
 * ``engine status``: in a fresh process, the fold from the last snapshot, against today's fold of
   the whole log (the ratio);
 * the UI: ``engine ui`` started on the store; the runs list once the server is up, then the first
@@ -161,18 +163,23 @@ cpu_imports = time.process_time()
 store = runs.open_store(runs.DatabaseUrl(db) if db.startswith("postgres") else runs.Path(db), create=False)
 problem = store.check_chain(run_id)
 t_open = time.perf_counter()
-rebuilt = resume.rebuild(store, run_id, main)  # what Driver._load does: read once, fold, replay
-t_rebuild = time.perf_counter()
+quick = resume.quick_state(store, run_id)  # what Driver._load does: the fold its effects start from
+t_effects = time.perf_counter()
 cpu_resume = time.process_time() - cpu_imports
+rebuilt = resume.rebuild(store, run_id, main)  # the check the driver runs beside the effects
+t_check = time.perf_counter()
+cpu_check = time.process_time() - cpu_imports - cpu_resume
 assert problem is None and rebuilt.divergence is None, (problem, rebuilt.divergence)
-# its parts, timed apart afterwards (the GC paused as rebuild pauses it)
+assert quick.pending == rebuilt.state.pending and quick.summary() == rebuilt.state.summary()
+# the check's parts, timed apart afterwards (the GC paused as rebuild pauses it)
 with collector.gc_paused():
     t = time.perf_counter(); envelopes = resume.read_for_resume(store, run_id); read_s = time.perf_counter() - t
     t = time.perf_counter(); fold(envelopes); fold_s = time.perf_counter() - t
     t = time.perf_counter(); verify(envelopes, lambda: resume.Runtime(main)); replay_s = time.perf_counter() - t
-print(json.dumps({"resume_s": t_rebuild - t_imports, "resume_cpu_s": cpu_resume, "open_s": t_open - t_imports, "read_s": read_s,
+print(json.dumps({"resume_s": t_effects - t_imports, "resume_cpu_s": cpu_resume, "open_s": t_open - t_imports,
+                  "check_s": t_check - t_effects, "check_cpu_s": cpu_check, "read_s": read_s,
                   "fold_s": fold_s, "rebuild_s": replay_s, "events": rebuilt.state.events,
-                  "peak_rss_mb": peak_rss_mb()}))
+                  "pending": sorted(p.type for p in quick.pending.values()), "peak_rss_mb": peak_rss_mb()}))
 """
 
 STATUS_CHILD = r"""
@@ -276,8 +283,8 @@ def line_of(row: dict[str, Any]) -> str:
     return (f"{row['backend']:<10} {row['strategy']:<8} {row['hours']:>5.1f} h  events {row['events']:>6,}  "
             f"stored {row['stored_bytes'] / 1e6:7.1f} MB (x{row['stored_bytes'] / row['stored_bytes_before']:.3f} "
             f"of {row['stored_bytes_before'] / 1e6:.1f} MB before artifacts; snapshots {row['snapshot_bytes'] / 1e3:.0f} KB)  "
-            f"resume {row['resume_s'] * 1000:7.0f} ms (CPU {row['resume_cpu_s'] * 1000:.0f} ms, "
-            f"rebuild {row['rebuild_s'] * 1000:.0f} ms, "
+            f"resume {row['resume_s'] * 1000:7.0f} ms (CPU {row['resume_cpu_s'] * 1000:.0f} ms; "
+            f"check beside {row['check_s'] * 1000:.0f} ms, "
             f"peak RSS {row['peak_rss_mb']:.0f} MB)  status {row['status_s'] * 1000:6.1f} ms "
             f"(x{row['status_s'] / max(row['status_today_s'], 1e-9):.2f} today)  "
             f"runs list {row['runs_list_s'] * 1000:6.0f} ms  run page {row['run_page_s'] * 1000:6.0f} ms  "
@@ -287,14 +294,15 @@ def line_of(row: dict[str, Any]) -> str:
 def markdown(rows: list[dict[str, Any]], command: str) -> str:
     out = [f"# Simulated long run ({datetime.date.today()})", "", f"`{command}`", "",
            "| store | strategy | at | events | stored MB | before artifacts MB | × before | snapshots KB | resume ms "
-           "| resume CPU ms | read ms | handlers' replay ms | peak RSS MB | status ms | status CPU ms | × today "
-           "| runs list ms | run page ms | run page CPU ms | load avg |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| resume CPU ms | pending | check ms | check CPU ms | read ms | handlers' replay ms | peak RSS MB "
+           "| status ms | status CPU ms | × today | runs list ms | run page ms | run page CPU ms | load avg |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['backend']} | {r['strategy']} | {r['hours']:g} h | {r['events']:,} | "
                    f"{r['stored_bytes'] / 1e6:.1f} | {r['stored_bytes_before'] / 1e6:.1f} | "
                    f"{r['stored_bytes'] / r['stored_bytes_before']:.3f} | {r['snapshot_bytes'] / 1e3:.0f} | "
-                   f"{r['resume_s'] * 1000:.0f} | {r['resume_cpu_s'] * 1000:.0f} | {r['read_s'] * 1000:.0f} | "
+                   f"{r['resume_s'] * 1000:.0f} | {r['resume_cpu_s'] * 1000:.0f} | {pending_of(r)} | "
+                   f"{r['check_s'] * 1000:.0f} | {r['check_cpu_s'] * 1000:.0f} | {r['read_s'] * 1000:.0f} | "
                    f"{r['rebuild_s'] * 1000:.0f} | {r['peak_rss_mb']:.0f} | {r['status_s'] * 1000:.1f} | "
                    f"{r['status_cpu_s'] * 1000:.1f} | {r['status_s'] / max(r['status_today_s'], 1e-9):.2f} | "
                    f"{r['runs_list_s'] * 1000:.0f} | {r['run_page_s'] * 1000:.0f} | {r['run_page_cpu_s'] * 1000:.0f} | "
@@ -302,15 +310,26 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
     missed = [f"{r['backend']} {r['strategy']} {r['hours']:g} h {name}" for r in rows
               for name, key in (("resume", "resume_s"), ("status", "status_s"), ("run_page", "run_page_s"))
               if r[key] >= TARGETS_S[name]]
-    out += ["", "resume: open the store, check the chain, then `engine.run.rebuild.rebuild` (read the log once, "
-            "fold it, replay every input through the handlers) in a fresh process, imports excluded; read and "
-            "handlers' replay: its parts, timed again in the same process after it (warm). CPU: the measuring "
+    out += ["", "resume: in a fresh process, imports excluded, open the store, check the chain, then "
+            "`engine.run.rebuild.quick_state` (the fold from the last snapshot, with the scripts of pending "
+            "evaluations): what the driver does before the pending effects (the pending column) run again. "
+            "check: `engine.run.rebuild.rebuild` after it, in the same process (read the log once, fold it, "
+            "replay every input through the handlers), which the driver runs beside those effects and which "
+            "must agree before any result is committed; read and handlers' replay: its parts, timed again "
+            "after it (warm). CPU: the measuring "
             "process's own CPU time (user + system) over the same span, for the UI the server's: what the work "
             "costs whatever else the machine runs. load avg: the machine's 1-minute load average when the point "
             "was measured (2 cores); wall times above CPU times are time spent waiting for a core.",
             "", "Targets: resume < 100 ms, status < 100 ms, run page < 1 s. "
             + (f"Missed: {', '.join(missed)}." if missed else "All met.")]
     return "\n".join(out) + "\n"
+
+
+def pending_of(row: dict[str, Any]) -> str:
+    """The effects a resume at this point starts, by kind (agent call, evaluation, timer)."""
+    short = {"AgentCallRequested": "agent", "EvaluationRequested": "eval", "TimerRequested": "timer"}
+    kinds = [short.get(t, t) for t in row.get("pending", [])]
+    return ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds))) or "none"
 
 
 def main(argv: list[str] | None = None) -> int:

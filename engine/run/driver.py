@@ -1,8 +1,15 @@
 """The run loop: the imperative shell around the pure handlers.
 
-    load → fold → rebuild the handlers from the recorded inputs (a replay that must agree)
+    fold from the last snapshot → start the pending effects
+      beside them: rebuild the handlers from every recorded input (a replay that must agree)
     loop: run pending effects concurrently → take one result → react → append result and
           every decision it caused in ONE transaction → repeat until RunCompleted/RunFailed
+
+A resume's work runs again as soon as the fold from the last snapshot says what is pending; the
+handlers' check (``engine.run.rebuild.rebuild``, the part that grows with the run) runs in a thread
+beside it, and no result is committed before it agrees. When it does not, the effects started are
+cancelled (an agent call's spend recorded as any cancelled call's), ``DriverStopped`` says why,
+and the resume is refused (docs/decisions/0030-resume-beside-the-check.md).
 
 Results are committed in the order their effects were requested (``deterministic_order``,
 the default) so that two runs with the same seed write the same log whatever the timing;
@@ -23,6 +30,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -32,12 +40,12 @@ from typing import Any
 import anyio
 import structlog
 from anyio.abc import TaskGroup
-from anyio.streams.memory import MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 if sys.version_info < (3, 11):  # pragma: no cover - the builtin arrived in 3.11
     from exceptiongroup import BaseExceptionGroup
 
-from engine.run.rebuild import rebuild
+from engine.run.rebuild import Rebuilt, quick_state, rebuild
 from engine.run.snapshots import save_at_boundary
 from engine.run.stop_signals import StopSignals
 from events.base import EffectResult, NewEvent
@@ -55,6 +63,7 @@ from events.core import (
 from events.domain import EvaluationResult
 from events.spend import AgentSpendRecorded
 from handlers.runtime import Runtime
+from replay.meter import SPEND_RECORDED
 from replay.state import PendingEffect, PipelineState
 from replay.verify import Divergence
 from store.base import EventStore
@@ -126,6 +135,8 @@ class Driver:
         self._buffered: dict[str, EffectResult] = {}
         self._scopes: dict[str, str] = {}  # effect id -> its scope, for the spend of a dropped result
         self._stop_reason: str | None = None
+        self._diverged: Divergence | None = None  # the handlers' check found the log changed
+        self._store_lock = threading.Lock()  # the check reads the store from a thread
         self._wake: MemoryObjectSendStream[EffectResult | None] | None = None  # the loop's inbox
         self._base_elapsed = 0.0
         self._t0 = 0.0
@@ -162,11 +173,15 @@ class Driver:
             cfg = self.state.config
             self._agent_limit = anyio.CapacityLimiter(cfg.get("max_concurrent_agent_calls", 4))
             self._eval_limit = anyio.CapacityLimiter(cfg.get("max_concurrent_evaluations", 2))
+            send, recv = anyio.create_memory_object_stream[EffectResult | None](math.inf)
+            self._wake = send
             try:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._heartbeat, token)
                     tg.start_soon(self._hard_end)
-                    await self._loop(tg)
+                    self._start_pending(tg)
+                    await self._check_beside()
+                    await self._loop(tg, recv)
                     tg.cancel_scope.cancel()
             except BaseExceptionGroup as group:  # surface the real error, not the group
                 raise _first_leaf(group) from None
@@ -174,6 +189,8 @@ class Driver:
                 self._append([NewEvent(event=DriverStopped(
                     reason=self._stop_reason, elapsed_s=self.elapsed(),
                     cancelled_effects=sorted(self._inflight)), scope="driver")])
+            if self._diverged is not None:
+                raise HandlersChanged(self._diverged)
             return self.state
         finally:
             try:
@@ -183,27 +200,51 @@ class Driver:
                 log.warning("lease_not_released", run_id=self.run_id, reason=str(exc) or type(exc).__name__)
 
     def _load(self) -> None:
-        rebuilt = rebuild(self.store, self.run_id, self.main)
-        self.state = rebuilt.state
+        """The fold the effects start from: the last snapshot and what follows it (quick_state)."""
+        self.state = quick_state(self.store, self.run_id)
         if self.state.finished:
             raise RunFinished(f"run {self.run_id} is already {self.state.status}; nothing to resume")
         self._base_elapsed = self.state.elapsed_seconds
+
+    async def _check_beside(self) -> None:
+        """Rebuild the handlers from the whole log in a thread while the effects run; on a
+        divergence, stop the run (its effects cancelled) and keep the divergence to raise."""
+        rebuilt = await anyio.to_thread.run_sync(rebuild, self.store, self.run_id, self.main, self._store_lock)
         if rebuilt.divergence is not None:
-            raise HandlersChanged(rebuilt.divergence)
-        self.runtime = rebuilt.runtime
+            self._diverged = rebuilt.divergence
+            self._stop_reason = "the handlers no longer agree with this run's log (the code changed); not resumed"
+            for scope in self._inflight.values():
+                scope.cancel()
+            return
+        self._take_over(rebuilt)
+
+    def _take_over(self, rebuilt: Rebuilt) -> None:
+        """The check's fold and handlers become the driver's, with whatever was appended while the
+        check ran (the driver's own bookkeeping) folded into them, spend fed as a replay feeds it."""
+        runtime = rebuilt.runtime
+        state = rebuilt.state
+        for env in self.store.read(self.run_id, state.last_seq + 1):
+            state.apply(env)
+            if env.type == SPEND_RECORDED:
+                runtime.feed(env.event())
+        self.state = state
+        self.runtime = runtime
 
     # --- the loop ---------------------------------------------------------------------------
 
-    async def _loop(self, tg: TaskGroup) -> None:
-        send, recv = anyio.create_memory_object_stream[EffectResult | None](math.inf)
-        self._wake = send
+    def _start_pending(self, tg: TaskGroup) -> None:
+        """Start every pending effect not already running or waiting to be committed."""
+        assert self._wake is not None
+        for eff in list(self.state.pending.values()):
+            if eff.effect_id not in self._inflight and eff.effect_id not in self._buffered:
+                scope = anyio.CancelScope()
+                self._inflight[eff.effect_id] = scope
+                self._scopes[eff.effect_id] = eff.scope
+                tg.start_soon(self._execute, eff, self._wake, scope)
+
+    async def _loop(self, tg: TaskGroup, recv: MemoryObjectReceiveStream[EffectResult | None]) -> None:
         while not self.state.finished and self._stop_reason is None:
-            for eff in list(self.state.pending.values()):
-                if eff.effect_id not in self._inflight and eff.effect_id not in self._buffered:
-                    scope = anyio.CancelScope()
-                    self._inflight[eff.effect_id] = scope
-                    self._scopes[eff.effect_id] = eff.scope
-                    tg.start_soon(self._execute, eff, send, scope)
+            self._start_pending(tg)
             if not self._inflight and not self._buffered:
                 raise EngineError(
                     f"run {self.run_id}: the handlers wait for nothing (no effect pending) but the run has "
@@ -265,7 +306,8 @@ class Driver:
             self.runtime.feed(event)
 
     def _append(self, batch: list[NewEvent]) -> None:
-        envelopes = self.store.append(self.run_id, batch, expected_seq=self.state.last_seq)
+        with self._store_lock:
+            envelopes = self.store.append(self.run_id, batch, expected_seq=self.state.last_seq)
         for env in envelopes:
             self.state.apply(env)
         save_at_boundary(self.store, self.run_id, self.state, len(envelopes))  # for status and the UI
@@ -339,7 +381,8 @@ class Driver:
     async def _heartbeat(self, token: str) -> None:
         while True:
             await anyio.sleep(self.lease_ttl_s / 3)
-            self.store.renew_lease(self.run_id, token, self.lease_ttl_s)
+            with self._store_lock:
+                self.store.renew_lease(self.run_id, token, self.lease_ttl_s)
 
     async def _hard_end(self) -> None:
         """The backstop of the time limit (see the module doc)."""

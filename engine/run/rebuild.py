@@ -1,7 +1,14 @@
-"""What a resume does before its first effect: read the log once, fold it, and rebuild the handlers
-by feeding them every recorded input (``replay.verify``; the decisions they make again must equal
-the recorded ones). The driver does this on every resume, and bench/bench_longrun.py times this
-very function.
+"""What a resume reads: the fold its effects start from, and the check that the handlers agree.
+
+A resume is in two parts (docs/decisions/0030-resume-beside-the-check.md):
+
+* ``quick_state``: the fold from the run's last snapshot and the events after it, with the script
+  of every pending evaluation read back. Its cost follows what was appended since the snapshot,
+  not the run's length, and the driver starts the pending effects from it at once.
+* ``rebuild``: read the log once, fold it, and rebuild the handlers by feeding them every recorded
+  input (``replay.verify``; the decisions they make again must equal the recorded ones). This is
+  the part that grows with the run; the driver runs it beside the effects and commits no result
+  before it agrees. bench/bench_longrun.py times both functions.
 
 A resume reads the log as sealed and resolves the artifacts (store/artifacts.py) of every event
 but the requests whose effect has ended: a finished agent call's prompt, the bulk of a long run's
@@ -13,16 +20,19 @@ log, is needed by nothing a resume does. The fold keeps only such a request's sh
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 from engine.run.collector import gc_paused
+from engine.run.snapshots import fold_with_snapshot
 from events.base import Envelope, event_class
 from handlers.runtime import Runtime
 from replay.state import REQUEST_TYPES, RESULT_TYPES, PipelineState, fold
 from replay.verify import Divergence, verify
 from store.artifacts import REF_KEY, describe_artifact_problem, is_ref, resolved
 from store.base import CorruptLog
+from store.snapshots import table_of
 
 ENDED_BY = RESULT_TYPES | {"EffectCancelled"}  # an effect with one of these recorded is over
 
@@ -37,14 +47,42 @@ class Rebuilt:
     divergence: Divergence | None
 
 
-def rebuild(store: Any, run_id: str, main: Callable[..., Any]) -> Rebuilt:
-    """Read, fold and replay ``run_id`` through fresh handlers running ``main``."""
+def rebuild(store: Any, run_id: str, main: Callable[..., Any],
+            store_lock: AbstractContextManager[Any] | None = None) -> Rebuilt:
+    """Read, fold and replay ``run_id`` through fresh handlers running ``main``. ``store_lock``
+    is held while the log is read (the driver reads it from a thread beside its own appends)."""
     with gc_paused():
-        envelopes = read_for_resume(store, run_id)
+        with store_lock or nullcontext():
+            envelopes = read_for_resume(store, run_id)
         state = fold(envelopes)
         divergence, runtime = verify(envelopes, lambda: Runtime(main))
     assert isinstance(runtime, Runtime)
     return Rebuilt(state=state, runtime=runtime, divergence=divergence)
+
+
+def quick_state(store: Any, run_id: str) -> PipelineState:
+    """The run's fold from its last snapshot (``engine.run.snapshots``), with what a pending effect
+    needs that a snapshot leaves out: the script of each solution an evaluation waits for."""
+    state, _ = fold_with_snapshot(table_of(store), run_id, lambda seq: store.read(run_id, seq))
+    for eff in state.pending.values():
+        if eff.type != "EvaluationRequested":
+            continue
+        node = state.solutions.get(eff.payload.get("solution_id", ""))
+        if node is not None and not node.content:
+            node.content = script_recorded_at(store, run_id, node.seq)
+    return state
+
+
+def script_recorded_at(store: Any, run_id: str, seq: int) -> str:
+    """The script of the ``SolutionRecorded`` event at ``seq``."""
+    reader = store.read(run_id, seq)
+    try:
+        env = next(reader)
+    finally:
+        reader.close()
+    if env.seq != seq or env.type != "SolutionRecorded":
+        raise CorruptLog(f"run {run_id}: seq {seq} should record a solution but is {env.type} at seq {env.seq}")
+    return str(env.payload["content"])
 
 
 def read_for_resume(store: Any, run_id: str) -> list[Envelope]:
@@ -97,4 +135,4 @@ def digests_in(value: Any, found: list[str]) -> list[str]:
     return found
 
 
-__all__ = ["Rebuilt", "read_for_resume", "rebuild"]
+__all__ = ["Rebuilt", "quick_state", "read_for_resume", "rebuild"]

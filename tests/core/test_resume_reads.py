@@ -1,6 +1,8 @@
-"""What a resume reads before its first effect (engine/run/rebuild.py): the log once, every
-artifact resolved but the prompts of agent calls that have ended — compared by digest with the
-prompts the handlers build again, so a changed prompt is still a divergence, named at its seq."""
+"""What a resume reads (engine/run/rebuild.py). Before its first effect: the fold from the last
+snapshot, with the scripts its pending evaluations need. For the handlers' check beside the effects:
+the log once, every artifact resolved but the prompts of agent calls that have ended — compared by
+digest with the prompts the handlers build again, so a changed prompt is still a divergence, named
+at its seq."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from engine.run.rebuild import read_for_resume, rebuild
+from engine.run.rebuild import quick_state, read_for_resume, rebuild
+from engine.run.snapshots import state_of
 from engine.run.replayer import read_export
 from engine.run.strategies import load_strategy
 from events.base import NewEvent
@@ -18,7 +21,9 @@ from handlers.runtime import Runtime
 from replay.state import fold
 from replay.verify import verify
 from store.artifacts import is_ref
+from replay.snapshot import FORMAT
 from store.base import CorruptLog
+from store.snapshots import table_of
 from store.sqlite import SQLiteEventStore
 
 FIXTURE = Path(__file__).parents[1] / "replays" / "mle-star-wine-builtin.jsonl"
@@ -107,3 +112,29 @@ def test_a_missing_artifact_a_resume_needs_is_named_by_its_event(tmp_path: Path)
     store.conn.execute("DELETE FROM artifacts WHERE digest=?", (needed.payload["content"]["$artifact"],))
     with pytest.raises(CorruptLog, match=f"run {run} seq {needed.seq}: the artifact sha256:.* is missing"):
         read_for_resume(store, run)
+
+
+def _cut_with_an_evaluation_pending() -> int:
+    """The first commit boundary of the wine run where an evaluation waits for a script."""
+    envelopes = read_export(FIXTURE)
+    for k in range(1, len(envelopes)):
+        if envelopes[k].causation_seq is None and any(
+                p.type == "EvaluationRequested" for p in fold(envelopes[:k]).pending.values()):
+            return k
+    raise AssertionError("the wine run never waits for an evaluation")
+
+
+def test_a_resume_starts_from_the_last_snapshot_with_the_scripts_its_evaluations_need(tmp_path: Path) -> None:
+    store, run = _recorded(tmp_path / "e.db", upto=_cut_with_an_evaluation_pending())
+    whole = fold(store.read(run))
+    state_of(store, run, every=1)  # a snapshot at the last event: nothing left to fold after it
+    snapshot = table_of(store).latest(run, FORMAT)
+    assert snapshot is not None and snapshot.seq == whole.last_seq
+    quick = quick_state(store, run)
+    assert quick.pending == whole.pending and quick.summary() == whole.summary()
+    waiting = [p.payload["solution_id"] for p in quick.pending.values() if p.type == "EvaluationRequested"]
+    assert waiting
+    for solution_id in waiting:
+        assert quick.solutions[solution_id].content == whole.solutions[solution_id].content != ""
+    others = [s for s in quick.solutions.values() if s.solution_id not in waiting]
+    assert others and all(s.content == "" for s in others), "a snapshot leaves the other scripts out"
