@@ -178,9 +178,14 @@ class Envelope(BaseModel):
 
 def chain_hash(prev_hash: str, fields: dict[str, Any]) -> str:
     """hash = sha256(prev_hash ‖ canonical JSON of the envelope)."""
+    return chain_hash_of_text(prev_hash, canonical_json(fields))
+
+
+def chain_hash_of_text(prev_hash: str, canonical_text: str) -> str:
+    """``chain_hash`` of fields already in their canonical JSON text."""
     h = hashlib.sha256()
     h.update(prev_hash.encode("ascii"))
-    h.update(canonical_json(fields).encode("utf-8"))
+    h.update(canonical_text.encode("utf-8"))
     return h.hexdigest()
 
 

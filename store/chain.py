@@ -14,8 +14,17 @@ import json
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from events.base import GENESIS_HASH, EffectResult, Envelope, canonical_json, chain_hash, event_class
+from events.base import (
+    GENESIS_HASH,
+    EffectResult,
+    Envelope,
+    canonical_json,
+    chain_hash,
+    chain_hash_of_text,
+    event_class,
+)
 from store.artifacts import externalise
 from store.base import ChainProblem, CorruptLog, EventStore
 
@@ -108,14 +117,9 @@ def _row_problem(run_id: str, row: StoredRow, expected: int, prev_hash: str) -> 
         payload = json.loads(payload_text)
     except (json.JSONDecodeError, TypeError):
         return ChainProblem(seq, "payload is not valid JSON")
-    if not isinstance(payload, dict) or canonical_json(payload) != payload_text:
-        return ChainProblem(seq, "payload bytes are not the canonical JSON that was sealed")
-    if stored_prev != prev_hash:
-        return ChainProblem(seq, "prev_hash does not match the previous event's hash")
-    fields = {"run_id": run_id, "seq": seq, "type": typ, "version": version, "scope": scope,
-              "causation_seq": cause, "recorded_at": recorded_at, "payload": payload}
-    if chain_hash(prev_hash, fields) != stored_hash:
-        return ChainProblem(seq, "hash does not match the event's contents")
+    if not isinstance(payload, dict) or stored_prev != prev_hash or chain_hash_of_text(prev_hash, sealed_text(
+            run_id, seq, typ, version, scope, cause, recorded_at, payload_text)) != stored_hash:
+        return _what_differs(run_id, row, payload, prev_hash)
     try:
         is_result = issubclass(event_class(typ), EffectResult)
     except ValueError:
@@ -123,6 +127,31 @@ def _row_problem(run_id: str, row: StoredRow, expected: int, prev_hash: str) -> 
     if result_of != (payload.get("effect_id") if is_result else None):
         return ChainProblem(seq, "the effect index column does not match the payload")
     return None
+
+
+def sealed_text(run_id: str, seq: int, typ: str, version: int, scope: str, cause: int | None, recorded_at: str,
+                payload_text: str) -> str:
+    """``canonical_json`` of an event's hashed fields (``Envelope.hashed_fields``), its payload given as
+    stored: the keys in sorted order around the payload's text, which is not parsed and dumped again.
+    Equal to the canonical JSON whenever the payload's text is (tests/core/test_chain_text.py); every
+    other field is dumped, so no text of a column can stand for another's."""
+    dump = _FIELD.encode
+    return (f'{{"causation_seq":{dump(cause)},"payload":{payload_text},"recorded_at":{dump(recorded_at)},'
+            f'"run_id":{dump(run_id)},"scope":{dump(scope)},"seq":{dump(seq)},"type":{dump(typ)},'
+            f'"version":{dump(version)}}}')
+
+
+_FIELD = json.JSONEncoder(ensure_ascii=False, allow_nan=True, separators=(",", ":"))
+
+
+def _what_differs(run_id: str, row: StoredRow, payload: Any, prev_hash: str) -> ChainProblem:
+    """Which check a row that does not chain fails, in the order they are named."""
+    seq, typ, version, scope, cause, recorded_at, payload_text, stored_prev, stored_hash, _ = row
+    if not isinstance(payload, dict) or canonical_json(payload) != payload_text:
+        return ChainProblem(seq, "payload bytes are not the canonical JSON that was sealed")
+    if stored_prev != prev_hash:
+        return ChainProblem(seq, "prev_hash does not match the previous event's hash")
+    return ChainProblem(seq, "hash does not match the event's contents")
 
 
 def _head_problem(last: int, last_hash: str, head_seq: int, head_hash: str) -> ChainProblem | None:

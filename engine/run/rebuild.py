@@ -35,6 +35,7 @@ from store.base import CorruptLog
 from store.snapshots import table_of
 
 ENDED_BY = RESULT_TYPES | {"EffectCancelled"}  # an effect with one of these recorded is over
+SEALED_FOR_EFFECTS = RESULT_TYPES | {"SolutionRecorded"}  # their long strings: the fold never reads them
 
 
 @dataclass
@@ -61,43 +62,56 @@ def rebuild(store: Any, run_id: str, main: Callable[..., Any],
 
 
 def quick_state(store: Any, run_id: str) -> PipelineState:
-    """The run's fold from its last snapshot (``engine.run.snapshots``), with what a pending effect
-    needs that a snapshot leaves out: the script of each solution an evaluation waits for."""
-    state, _ = fold_with_snapshot(table_of(store), run_id, lambda seq: store.read(run_id, seq))
+    """The run's fold from its last snapshot (``engine.run.snapshots``) and the events after it,
+    read without the bulk no pending effect needs (``needs_for_effects``). What the effects run is
+    read from the log itself, which the chain seals (a snapshot is not sealed): each pending
+    request that came from the snapshot, and the script of each solution an evaluation waits for."""
+    state, since = fold_with_snapshot(table_of(store), run_id,
+                                      lambda seq: read_for_resume(store, run_id, seq, needs_for_effects))
+    for node in state.solutions.values():
+        if not isinstance(node.content, str):  # read sealed: left out, as a snapshot leaves it out
+            node.content = ""
     for eff in state.pending.values():
-        if eff.type != "EvaluationRequested":
-            continue
-        node = state.solutions.get(eff.payload.get("solution_id", ""))
-        if node is not None and not node.content:
-            node.content = script_recorded_at(store, run_id, node.seq)
+        if eff.seq <= since:
+            eff.payload = recorded_at(store, run_id, eff.seq, eff.type, "effect_id", eff.effect_id)
+            state.requests[eff.effect_id] = eff
+        if eff.type == "EvaluationRequested":
+            node = state.solutions[eff.payload["solution_id"]]
+            node.content = recorded_at(store, run_id, node.seq, "SolutionRecorded", "solution_id",
+                                       node.solution_id)["content"]
     return state
 
 
-def script_recorded_at(store: Any, run_id: str, seq: int) -> str:
-    """The script of the ``SolutionRecorded`` event at ``seq``."""
+def recorded_at(store: Any, run_id: str, seq: int, type_name: str, key: str, value: str) -> dict[str, Any]:
+    """The whole payload of the event at ``seq``, which must be a ``type_name`` with that ``key``."""
     reader = store.read(run_id, seq)
     try:
-        env = next(reader)
+        env = next(reader, None)
     finally:
         reader.close()
-    if env.seq != seq or env.type != "SolutionRecorded":
-        raise CorruptLog(f"run {run_id}: seq {seq} should record a solution but is {env.type} at seq {env.seq}")
-    return str(env.payload["content"])
+    if env is None or env.seq != seq or env.type != type_name or env.payload.get(key) != value:
+        found = "nothing" if env is None else f"{env.type} at seq {env.seq}"
+        raise CorruptLog(f"run {run_id}: seq {seq} should be the {type_name} of {value}, but is {found}; "
+                         "its snapshot does not match its log")
+    return dict(env.payload)
 
 
-def read_for_resume(store: Any, run_id: str) -> list[Envelope]:
-    """The run's log, with the artifacts of every event resolved but those of ended requests.
-    A store without sealed reads (no artifacts) is read as it is."""
+def read_for_resume(store: Any, run_id: str, from_seq: int = 1,
+                    needs: Callable[[Envelope, set[Any]], bool] | None = None) -> list[Envelope]:
+    """The run's log from ``from_seq``, with the artifacts resolved of the events ``needs`` names
+    (default ``needs_whole``: every event but ended requests). A store without sealed reads (no
+    artifacts) is read as it is."""
     read_sealed = getattr(store, "read_sealed", None)
     reader_of = getattr(store, "artifact_reader", None)
     if read_sealed is None or reader_of is None:
-        return list(store.read(run_id))
-    sealed = list(read_sealed(run_id))
+        return list(store.read(run_id, from_seq))
+    needs = needs or needs_whole
+    sealed = list(read_sealed(run_id, from_seq))
     ended = {env.payload.get("effect_id") for env in sealed if env.type in ENDED_BY}
     wanted: list[tuple[int, list[str]]] = []
     for i, env in enumerate(sealed):
         digests = digests_in(env.payload, [])
-        if digests and needs_whole(env, ended):
+        if digests and needs(env, ended):
             wanted.append((i, digests))
     reader = reader_of()
     problems = {p.digest: p for p in reader.load(d for _, digests in wanted for d in digests)}
@@ -108,6 +122,17 @@ def read_for_resume(store: Any, run_id: str) -> list[Envelope]:
             raise CorruptLog(describe_artifact_problem(run_id, env.seq, problem))
         sealed[i] = env.model_copy(update={"payload": resolved(env.payload, reader.texts)})
     return sealed
+
+
+def needs_for_effects(env: Envelope, ended: set[Any]) -> bool:
+    """Whether the fold a resume's effects start from reads an event whole: not a result, a
+    solution (``quick_state`` reads the scripts it needs) or an ended request, whose long strings
+    the fold never reads; an event in an older version always (upcasting it reads it)."""
+    if env.version != event_class(env.type).version:
+        return True
+    if env.type in REQUEST_TYPES:
+        return env.payload.get("effect_id") not in ended
+    return env.type not in SEALED_FOR_EFFECTS
 
 
 def needs_whole(env: Envelope, ended: set[Any]) -> bool:

@@ -6,6 +6,7 @@ at its seq."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from handlers.runtime import Runtime
 from replay.state import fold
 from replay.verify import verify
 from store.artifacts import is_ref
-from replay.snapshot import FORMAT
+from replay.snapshot import FORMAT, restore
 from store.base import CorruptLog
 from store.snapshots import table_of
 from store.sqlite import SQLiteEventStore
@@ -114,22 +115,31 @@ def test_a_missing_artifact_a_resume_needs_is_named_by_its_event(tmp_path: Path)
         read_for_resume(store, run)
 
 
-def _cut_with_an_evaluation_pending() -> int:
-    """The first commit boundary of the wine run where an evaluation waits for a script."""
+def _cut_with_an_evaluation_pending(after: int = 0) -> int:
+    """The first commit boundary of the wine run past ``after`` where an evaluation waits for a script."""
     envelopes = read_export(FIXTURE)
-    for k in range(1, len(envelopes)):
+    for k in range(after + 1, len(envelopes)):
         if envelopes[k].causation_seq is None and any(
                 p.type == "EvaluationRequested" for p in fold(envelopes[:k]).pending.values()):
             return k
     raise AssertionError("the wine run never waits for an evaluation")
 
 
-def test_a_resume_starts_from_the_last_snapshot_with_the_scripts_its_evaluations_need(tmp_path: Path) -> None:
-    store, run = _recorded(tmp_path / "e.db", upto=_cut_with_an_evaluation_pending())
+@pytest.mark.parametrize("folded_after", [0, 25], ids=["snapshot-at-the-end", "events-after-the-snapshot"])
+def test_a_resume_starts_from_the_last_snapshot_with_the_scripts_its_evaluations_need(tmp_path: Path,
+                                                                                      folded_after: int) -> None:
+    envelopes = read_export(FIXTURE)
+    cut = _cut_with_an_evaluation_pending(after=60)
+    first = max(k for k in range(1, cut - folded_after + 1) if envelopes[k].causation_seq is None)
+    store, run = _recorded(tmp_path / "e.db", upto=first)
+    state_of(store, run, every=1)  # a snapshot at the last event recorded so far
+    if folded_after:
+        rest = envelopes[first:cut]
+        store.append(run, [NewEvent(event=e.event(), scope=e.scope, causation_seq=e.causation_seq) for e in rest],
+                     expected_seq=store.last_seq(run))
     whole = fold(store.read(run))
-    state_of(store, run, every=1)  # a snapshot at the last event: nothing left to fold after it
-    snapshot = table_of(store).latest(run, FORMAT)
-    assert snapshot is not None and snapshot.seq == whole.last_seq
+    assert table_of(store).latest(run, FORMAT).seq == first and whole.last_seq == cut
+    assert any(e.type == "SolutionRecorded" for e in envelopes[first:cut]) or not folded_after
     quick = quick_state(store, run)
     assert quick.pending == whole.pending and quick.summary() == whole.summary()
     waiting = [p.payload["solution_id"] for p in quick.pending.values() if p.type == "EvaluationRequested"]
@@ -138,3 +148,18 @@ def test_a_resume_starts_from_the_last_snapshot_with_the_scripts_its_evaluations
         assert quick.solutions[solution_id].content == whole.solutions[solution_id].content != ""
     others = [s for s in quick.solutions.values() if s.solution_id not in waiting]
     assert others and all(s.content == "" for s in others), "a snapshot leaves the other scripts out"
+
+
+def test_what_a_resume_runs_comes_from_the_sealed_log_not_from_its_snapshot(tmp_path: Path) -> None:
+    store, run = _recorded(tmp_path / "e.db", upto=_cut_with_an_evaluation_pending())
+    state_of(store, run, every=1)
+    table = table_of(store)
+    snap = table.latest(run, FORMAT)
+    data = json.loads(snap.state)
+    pending = {p["effect_id"] for p in data["pending"]}
+    for p in data["pending"] + [r for r in data["requests"] if r["effect_id"] in pending]:
+        p["payload"] = {**p["payload"], "purpose": "rewritten", "timeout_seconds": 1}  # the table is not sealed
+    store.conn.execute("UPDATE snapshots SET state=? WHERE run_id=? AND seq=?", (json.dumps(data), run, snap.seq))
+    assert {p.payload["purpose"] for p in restore(table.latest(run, FORMAT)).pending.values()} == {"rewritten"}
+    quick = quick_state(store, run)
+    assert quick.pending == fold(store.read(run)).pending
