@@ -8,10 +8,12 @@ hands one back only while the event it names still carries the recorded hash, so
 under a snapshot is folded from its first event again (and its chain check then names the change).
 
 A snapshot keeps everything a run's standing is shown from (``summary()``, the runs list) and all
-the fold needs to go on, but not the bulk a day-long run piles up: a finished effect's request
-keeps only its short values (its prompt, its script are left out: no later event of the fold reads
-them), and a solution its lineage and score but not its script or detail. A state restored from a
-snapshot therefore serves the views of a run's standing and the fold of what follows; whatever
+the fold needs to go on, but not the bulk a day-long run piles up: a request keeps only its short
+values (its prompt, its script are left out: no later event of the fold reads them, and a resume
+reads a pending request whole from the sealed log, ``engine.run.rebuild.quick_state``), a solution
+its lineage and score but not its script or detail, and an ended run's result its short values
+(the whole result, every candidate's script, stays in its ``RunCompleted``). A state restored from
+a snapshot therefore serves the views of a run's standing and the fold of what follows; whatever
 shows a prompt or a script (the run page, the solution page, the report) reads the log itself.
 Without that, each snapshot would be as large as the log, and one every N events would write the
 log over again N events at a time.
@@ -99,9 +101,9 @@ def _encode(state: PipelineState) -> dict[str, Any]:
     out = {f.name: getattr(state, f.name) for f in fields(state) if f.name not in _NESTED | _SKIPPED}
     out["spend"] = asdict(state.spend)
     out["best"] = asdict(state.best)
-    out["pending"] = [asdict(p) for p in state.pending.values()]
-    out["requests"] = [asdict(p) if p.effect_id in state.pending else {**asdict(p), "payload": _short(p.payload)}
-                       for p in state.requests.values()]
+    out["pending"] = [{**asdict(p), "payload": _short(p.payload)} for p in state.pending.values()]
+    out["requests"] = [{**asdict(p), "payload": _short(p.payload)} for p in state.requests.values()]
+    out["result"] = _short(state.result)
     out["results"] = sorted(state.results)
     out["solutions"] = [{**asdict(n), "content": "", "detail": {}} for n in state.solutions.values()]
     out["evaluations"] = [asdict(e) for e in state.evaluations]

@@ -60,20 +60,23 @@ def test_a_fold_from_any_snapshot_is_the_fold_of_the_whole_log(path: Path, data:
 
 
 def assert_same_standing(state: PipelineState, whole: PipelineState) -> None:
-    """Equal in everything but the bulk a snapshot leaves out (replay/snapshot.py): a finished
-    request's long values, a solution's script and detail."""
+    """Equal in everything but the bulk a snapshot leaves out (replay/snapshot.py): a request's long
+    values, a solution's script and detail, an ended run's result but its short values."""
     assert state.summary() == whole.summary()
     assert state.context() == whole.context()
-    assert state.pending == whole.pending and list(state.requests) == list(whole.requests)
+    assert list(state.pending) == list(whole.pending) and list(state.requests) == list(whole.requests)
     for eid, req in state.requests.items():
         full = whole.requests[eid]
         assert (req.seq, req.type, req.scope) == (full.seq, full.type, full.scope)
-        # whole while pending at the snapshot (still pending now, or finished in the tail); else its short values
-        assert req.payload == full.payload or (eid not in whole.pending and req.payload == codec._short(full.payload))
+        # whole when it came after the snapshot; else its short values
+        assert req.payload == full.payload or req.payload == codec._short(full.payload)
+        assert (eid in state.pending) == (eid in whole.pending)
+        assert eid not in state.pending or state.pending[eid] is req
     assert list(state.solutions) == list(whole.solutions)
     for sid, node in state.solutions.items():
         assert replace(node, content="", detail={}) == replace(whole.solutions[sid], content="", detail={})
-    bulk = {"requests", "solutions", "_context"}
+    assert state.result == whole.result or state.result == codec._short(whole.result)
+    bulk = {"requests", "pending", "solutions", "result", "_context"}
     assert all(getattr(state, f.name) == getattr(whole, f.name) for f in fields(whole) if f.name not in bulk)
 
 
