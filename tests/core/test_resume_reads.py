@@ -13,16 +13,16 @@ from typing import Any
 import pytest
 
 from engine.run.rebuild import quick_state, read_for_resume, rebuild
-from engine.run.snapshots import state_of
 from engine.run.replayer import read_export
+from engine.run.snapshots import state_of
 from engine.run.strategies import load_strategy
 from events.base import NewEvent
 from events.core import AgentCallRequested
 from handlers.runtime import Runtime
+from replay.snapshot import FORMAT, restore
 from replay.state import fold
 from replay.verify import verify
 from store.artifacts import is_ref
-from replay.snapshot import FORMAT, restore
 from store.base import CorruptLog
 from store.snapshots import table_of
 from store.sqlite import SQLiteEventStore
