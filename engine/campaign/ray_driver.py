@@ -19,7 +19,7 @@ def drive_run(db: str, run_id: str, lease_wait_s: float) -> dict[str, Any]:
     A run whose previous driver died on another host keeps its lease until the lease expires:
     wait for that (up to ``lease_wait_s``) rather than fail the attempt."""
     from engine.run import lifecycle as runs
-    from engine.run.driver import RunFinished
+    from engine.run.errors import RunFinished
     from replay.state import fold
     from store.base import LeaseHeld
 

@@ -40,7 +40,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from engine.agents.select import BackendUnavailable
     from engine.cli.stores import UsageError
     from engine.config.presets import ConfigError
-    from engine.run.driver import EngineError
+    from engine.run.errors import EngineError
     from engine.run.strategies import StrategyError
     from engine.tasks import TaskError  # loaded on use: the CLI starts faster without it
     from store.base import StoreError
@@ -51,7 +51,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
 def exit_code_of(exc: BaseException) -> int:
     """1 when the run or the storage under it failed for good (a full disk, a damaged file), else 2
     (bad input; also a lock that outlasted the busy timeout: nothing failed, try again)."""
-    from engine.run.driver import HandlersChanged
+    from engine.run.errors import HandlersChanged
     from store.base import StorageFault
 
     return 1 if isinstance(exc, (HandlersChanged, StorageFault)) else 2

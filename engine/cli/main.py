@@ -74,7 +74,7 @@ def _progress_callback(enabled: bool) -> tuple[Callable[[PipelineState], None] |
 
 def _drive_and_report(store: Any, run_id: str, *, json_out: bool, backend: Any = None, checked: Any = None,
                       just_created: bool = False) -> None:
-    from engine.run.driver import RunFinished
+    from engine.run.errors import RunFinished
 
     show = sys.stderr.isatty() and not json_out
     on_commit, status = _progress_callback(show)

@@ -96,7 +96,7 @@ class AgentExecutor:
         not cancelled cleanly were cut by a crash; what they spent is unknown."""
         if self._record is None:
             return
-        from engine.run.driver import safe_name
+        from engine.run.effect_files import safe_name
 
         for eff in self._state().pending.values():
             if eff.type != "AgentCallRequested":

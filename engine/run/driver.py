@@ -32,8 +32,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +44,10 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 if sys.version_info < (3, 11):  # pragma: no cover - the builtin arrived in 3.11
     from exceptiongroup import BaseExceptionGroup
 
-from engine.run.rebuild import Rebuilt, quick_state, rebuild
+from engine.run.effect_files import effect_trace_path, safe_name
+from engine.run.errors import EngineError, HandlersChanged, RunFinished
+from engine.run.executors import Executors, failure_result
+from engine.run.rebuild import caught_up, quick_state, rebuild
 from engine.run.snapshots import save_at_boundary
 from engine.run.stop_signals import StopSignals
 from events.base import EffectResult, NewEvent
@@ -56,14 +58,11 @@ from events.core import (
     DriverStarted,
     DriverStopped,
     EffectCancelled,
-    EvaluationCompleted,
     EvaluationRequested,
     TimerFired,
 )
-from events.domain import EvaluationResult
 from events.spend import AgentSpendRecorded
 from handlers.runtime import Runtime
-from replay.meter import SPEND_RECORDED
 from replay.state import PendingEffect, PipelineState
 from replay.verify import Divergence
 from store.base import EventStore
@@ -72,49 +71,6 @@ log = structlog.get_logger(__name__)
 
 KILL_AFTER_SEQ_ENV = "ENGINE_FAILPOINT_KILL_AFTER_SEQ"
 HARD_END_AFTER_S = 20.0  # past the time limit; the rest of the 30 s is for unwinding and exit
-# Test hook: append every effect id to this file when its execution starts, so crash tests
-# can prove that no effect whose result was recorded ran again after a resume.
-EFFECT_TRACE_ENV = "ENGINE_EFFECT_TRACE"
-
-
-def effect_trace_path(run_id: str) -> str | None:
-    """Tests' record of every effect this process starts; {run} and {pid} in the path give each
-    run and process its own file (campaign workers share one environment)."""
-    trace = os.environ.get(EFFECT_TRACE_ENV)
-    return trace.replace("{run}", run_id).replace("{pid}", str(os.getpid())) if trace else None
-
-
-class EngineError(Exception):
-    """A problem driving a run; the message is for the user."""
-
-
-class RunFinished(EngineError):
-    pass
-
-
-class HandlersChanged(EngineError):
-    def __init__(self, divergence: Divergence) -> None:
-        super().__init__(
-            "this run's log no longer matches the handlers (the code changed since it was recorded), "
-            "so it cannot be resumed exactly; `engine rerun` replays its agent answers on the new code.\n"
-            + divergence.describe()
-        )
-        self.divergence = divergence
-
-
-def safe_name(effect_id: str) -> str:
-    """A readable, unique directory name for an effect id (ids contain '/' and '#')."""
-    return effect_id.replace("/", "__").replace("#", "-n")
-
-
-@dataclass
-class Executors:
-    """What turns effect requests into results. ``agent`` and ``evaluate`` are coroutines."""
-
-    agent: Callable[[AgentCallRequested, Path], Coroutine[Any, Any, EffectResult]]
-    evaluate: Callable[[EvaluationRequested, str], Coroutine[Any, Any, EffectResult]]
-
-
 class Driver:
     def __init__(self, store: EventStore, run_id: str, *, main: Callable[..., Any], executors: Executors,
                  on_commit: Callable[[PipelineState], None] | None = None, lease_ttl_s: float = 30.0,
@@ -216,19 +172,8 @@ class Driver:
             for scope in self._inflight.values():
                 scope.cancel()
             return
-        self._take_over(rebuilt)
-
-    def _take_over(self, rebuilt: Rebuilt) -> None:
-        """The check's fold and handlers become the driver's, with whatever was appended while the
-        check ran (the driver's own bookkeeping) folded into them, spend fed as a replay feeds it."""
-        runtime = rebuilt.runtime
-        state = rebuilt.state
-        for env in self.store.read(self.run_id, state.last_seq + 1):
-            state.apply(env)
-            if env.type == SPEND_RECORDED:
-                runtime.feed(env.event())
-        self.state = state
-        self.runtime = runtime
+        rebuilt = caught_up(rebuilt, self.store, self.run_id)
+        self.state, self.runtime = rebuilt.state, rebuilt.runtime
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -329,7 +274,7 @@ class Driver:
                     result = await self._dispatch(eff)
                 except Exception as exc:  # an executor bug must not kill the run: it becomes a result
                     log.error("effect_failed", effect_id=eff.effect_id, error=repr(exc))
-                    result = _failure_result(eff, exc)
+                    result = failure_result(eff, exc)
                 await send.send(result)
                 sent = True
         finally:
@@ -426,13 +371,3 @@ def _first_leaf(group: BaseExceptionGroup) -> BaseException:
     while isinstance(exc, BaseExceptionGroup):
         exc = exc.exceptions[0]
     return exc
-
-
-def _failure_result(eff: PendingEffect, exc: Exception) -> EffectResult:
-    if eff.type == "AgentCallRequested":
-        return AgentCallFailed(effect_id=eff.effect_id, error=f"agent backend error: {exc}")
-    if eff.type == "EvaluationRequested":
-        return EvaluationCompleted(effect_id=eff.effect_id, result=EvaluationResult(
-            score=None, stdout="", stderr=f"evaluation harness error: {exc}", exit_code=-1,
-            duration_seconds=0.0, is_error=True, error_traceback=f"evaluation harness error: {exc}"))
-    return TimerFired(effect_id=eff.effect_id)

@@ -3,19 +3,40 @@ requests into results (agent calls, evaluations in the harness or on Ray, in the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from engine.agents.base import AgentBackend
-from engine.run.driver import EngineError, Executors
+from engine.run.errors import EngineError
 from engine.run.locations import db_path, open_store
-from events.core import EvaluationCompleted, EvaluationRequested
-from events.domain import PipelineConfig
+from events.base import EffectResult
+from events.core import AgentCallFailed, AgentCallRequested, EvaluationCompleted, EvaluationRequested, TimerFired
+from events.domain import EvaluationResult, PipelineConfig
 from events.sandbox import SandboxMode
-from replay.state import PipelineState
+from replay.state import PendingEffect, PipelineState
+
+
+@dataclass
+class Executors:
+    """What turns effect requests into results. ``agent`` and ``evaluate`` are coroutines."""
+
+    agent: Callable[[AgentCallRequested, Path], Coroutine[Any, Any, EffectResult]]
+    evaluate: Callable[[EvaluationRequested, str], Coroutine[Any, Any, EffectResult]]
+
+
+def failure_result(eff: PendingEffect, exc: Exception) -> EffectResult:
+    """What an effect whose executor raised becomes: a failed result, never a dead run."""
+    if eff.type == "AgentCallRequested":
+        return AgentCallFailed(effect_id=eff.effect_id, error=f"agent backend error: {exc}")
+    if eff.type == "EvaluationRequested":
+        return EvaluationCompleted(effect_id=eff.effect_id, result=EvaluationResult(
+            score=None, stdout="", stderr=f"evaluation harness error: {exc}", exit_code=-1,
+            duration_seconds=0.0, is_error=True, error_traceback=f"evaluation harness error: {exc}"))
+    return TimerFired(effect_id=eff.effect_id)
 
 
 def make_backend(name: str, config: PipelineConfig, *, db: str | Path | None = None) -> AgentBackend:
@@ -111,4 +132,5 @@ def preflight(backend: AgentBackend) -> Any:
     return anyio.run(check) if check is not None else None
 
 
-__all__ = ["gpu_info", "make_backend", "make_executors", "preflight", "sandbox_mode_for"]
+__all__ = ["Executors", "failure_result", "gpu_info", "make_backend", "make_executors", "preflight",
+           "sandbox_mode_for"]

@@ -23,7 +23,8 @@ import anyio
 from engine.agents.base import AgentBackend
 from engine.run import collector
 from engine.run.clock import command_clock_started, process_started_monotonic, started_as_command
-from engine.run.driver import Driver, EngineError
+from engine.run.driver import Driver
+from engine.run.errors import EngineError
 from engine.run.executors import gpu_info, make_backend, make_executors, preflight, sandbox_mode_for
 from engine.run.locations import (
     DEFAULT_DB,
@@ -203,7 +204,7 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
     tail = list(store.read(run_id, from_seq=max(1, store.last_seq(run_id))))
     state = fold(head + [e for e in tail if not head or e.seq != head[0].seq])
     if state.finished:
-        from engine.run.driver import RunFinished
+        from engine.run.errors import RunFinished
 
         raise RunFinished(f"run {run_id} is already {state.status}; nothing to resume")
     require_run_files(state)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.run.driver import EngineError
+from engine.run.errors import EngineError
 from store.base import EventStore
 from store.sqlite import SQLiteEventStore
 

@@ -34,7 +34,7 @@ def evaluate_on_worker(payload: dict[str, Any], code: str, ctx: Any) -> Evaluati
     import anyio
 
     from engine.harness.executor import run_evaluation
-    from engine.run.driver import effect_trace_path
+    from engine.run.effect_files import effect_trace_path
 
     request = EvaluationRequested.model_validate(payload)
     path = effect_trace_path(os.path.basename(str(ctx.run_dir)))
@@ -57,7 +57,7 @@ def connect() -> Any:
     try:
         import ray
     except ImportError:
-        from engine.run.driver import EngineError
+        from engine.run.errors import EngineError
 
         raise EngineError("evaluation_executor=ray needs Ray: pip install 'mle-engine[cluster]'") from None
     if not ray.is_initialized():

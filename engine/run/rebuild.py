@@ -28,6 +28,7 @@ from engine.run.collector import gc_paused
 from engine.run.snapshots import fold_with_snapshot
 from events.base import Envelope, event_class
 from handlers.runtime import Runtime
+from replay.meter import SPEND_RECORDED
 from replay.state import REQUEST_TYPES, RESULT_TYPES, PipelineState, fold
 from replay.verify import Divergence, verify
 from store.artifacts import REF_KEY, describe_artifact_problem, is_ref, resolved
@@ -59,6 +60,16 @@ def rebuild(store: Any, run_id: str, main: Callable[..., Any],
         divergence, runtime = verify(envelopes, lambda: Runtime(main))
     assert isinstance(runtime, Runtime)
     return Rebuilt(state=state, runtime=runtime, divergence=divergence)
+
+
+def caught_up(rebuilt: Rebuilt, store: Any, run_id: str) -> Rebuilt:
+    """``rebuilt`` with the events appended since its log was read folded in (a driver's own
+    bookkeeping while the check ran), spend fed to the handlers' meter as a replay feeds it."""
+    for env in store.read(run_id, rebuilt.state.last_seq + 1):
+        rebuilt.state.apply(env)
+        if env.type == SPEND_RECORDED:
+            rebuilt.runtime.feed(env.event())
+    return rebuilt
 
 
 def quick_state(store: Any, run_id: str) -> PipelineState:
@@ -160,4 +171,4 @@ def digests_in(value: Any, found: list[str]) -> list[str]:
     return found
 
 
-__all__ = ["Rebuilt", "quick_state", "read_for_resume", "rebuild"]
+__all__ = ["Rebuilt", "caught_up", "quick_state", "read_for_resume", "rebuild"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.run.driver import EngineError
+from engine.run.errors import EngineError
 from engine.run.strategies import load_strategy
 from events.base import Envelope
 from handlers.runtime import Runtime

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from engine.run.driver import EngineError
+from engine.run.errors import EngineError
 
 
 def refuse_run_dir_in_task(run_dir: Path, task_spec: str) -> None:

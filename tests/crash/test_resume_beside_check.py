@@ -17,7 +17,9 @@ import anyio
 import pytest
 
 from engine.run import driver as driver_module
-from engine.run.driver import Driver, Executors, HandlersChanged
+from engine.run.driver import Driver
+from engine.run.errors import HandlersChanged
+from engine.run.executors import Executors
 from events.base import NewEvent
 from events.core import AgentCallCompleted, AgentCallRequested, DriverStopped, RunStarted
 from events.domain import PipelineConfig

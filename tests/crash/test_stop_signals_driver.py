@@ -11,7 +11,8 @@ from pathlib import Path
 
 import anyio
 
-from engine.run.driver import Driver, Executors
+from engine.run.driver import Driver
+from engine.run.executors import Executors
 from events.base import NewEvent
 from events.core import AgentCallRequested, DriverStopped, RunStarted
 from events.domain import PipelineConfig
