@@ -36,7 +36,7 @@ from store.jsonl import ExportContents, imported_rows, imported_run_row, read_js
 from store.leases import take_lease
 from store.sealing import envelopes_from_rows, seal
 from store.sealing import now_iso as _now_iso
-from store.sqlite_faults import on_read_only_fs, translate
+from store.sqlite_faults import into_wal, on_read_only_fs, translate
 from store.sqlite_rows import NotUtf8, ReadUpTo, decoded
 
 SCHEMA_VERSION = 2  # 2: artifacts (store/artifacts.py); a schema-1 file gains their tables when opened
@@ -65,7 +65,7 @@ class SQLiteEventStore:
             conn = sqlite3.connect(str(self.path), timeout=busy_timeout_ms / 1000, isolation_level=None,
                                    check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-            conn.execute("PRAGMA journal_mode=WAL")
+            into_wal(conn, busy_timeout_ms / 1000)
             conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
         except sqlite3.Error as exc:
             if conn is not None:

@@ -1,5 +1,6 @@
 """Naming what went wrong under a SQLite database: every sqlite3 (or OS) error leaves the store as
-one StoreError whose message says what happened and what to do, never as a raw sqlite3 error."""
+one StoreError whose message says what happened and what to do, never as a raw sqlite3 error; and
+the one lock SQLite refuses without waiting for it, which is waited for here (``into_wal``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import resource
 import shlex
 import sqlite3
+import time
 from pathlib import Path
 
 from store.base import (
@@ -100,3 +102,20 @@ def _os_error(exc: OSError, path: Path, run_id: str | None) -> StoreError:
         return StorageDenied(f"permission denied: {exc.filename or path} ({reason}); fix the permissions or "
                              f"pass --db with a file you own, then {_again(run_id)}")
     return StoreError(f"{path}: {reason}")
+
+
+def into_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
+    """Put the file in WAL mode. Switching a new file can be refused at once while another process
+    creates it (SQLite does not wait where waiting could deadlock, so the busy timeout is not used):
+    the switch is tried again, within the same bound, before the lock is named."""
+    give_up = time.monotonic() + timeout_s
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > give_up:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)

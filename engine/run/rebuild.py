@@ -10,7 +10,7 @@ A resume is in two parts (docs/decisions/0030-resume-beside-the-check.md):
   the part that grows with the run; the driver runs it beside the effects and commits no result
   before it agrees. bench/bench_longrun.py times both functions.
 
-A resume reads the log as sealed and resolves the artifacts (store/artifacts.py) of every event
+The check reads the log as sealed and resolves the artifacts (store/artifacts.py) of every event
 but the requests whose effect has ended: a finished agent call's prompt, the bulk of a long run's
 log, is needed by nothing a resume does. The fold keeps only such a request's short values, and
 ``replay.verify`` compares the prompt the handlers build again with the recorded digest

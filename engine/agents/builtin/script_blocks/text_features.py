@@ -145,11 +145,10 @@ def text_candidates(chars, short):
         names = ["ridge", "svm"]
     else:
         names = ["nb", "ridge", "svm", "logistic"] if np.bincount(y).min() >= 20 else ["nb", "logistic"]
-    scale = SHORT_COST * SHORT_FOLDS / 5 if short else 1.0
     spent = chars * EXTRACT_S_PER_CHAR * (SHORT_COST if short else 1.0)
     weighed = []
     for name in names:
-        cost = chars * FIT_S_PER_CHAR[name] * scale
+        cost = fit_cost_s(name, chars, short)
         if weighed and spent + cost > TEXT_BUDGET_S:
             break
         weighed.append(name)
@@ -157,20 +156,23 @@ def text_candidates(chars, short):
     return weighed
 
 
-def text_predictions(train_matrix, test_matrix, names, short):
-    """(out-of-fold train predictions, test predictions, model name) of the best of ``names``."""
+def fit_cost_s(name, chars, short):
+    """What weighing the model ``name`` should take on ``chars`` characters of text."""
+    return chars * FIT_S_PER_CHAR[name] * (SHORT_COST * SHORT_FOLDS / 5 if short else 1.0)
+
+
+def text_predictions(train_matrix, test_matrix, names, chars, short):
+    """(out-of-fold train predictions, test predictions, model name, the models weighed) of the best
+    of ``names``."""
     classes = TASK_KIND == "classification"
     folds = (StratifiedKFold if stratify is not None else KFold)(SHORT_FOLDS if short else 5, shuffle=True,
                                                                  random_state=SEED)
     method = "predict_proba" if classes else "predict"
     tried = []
-    last_s = 0.0
     for name in names:
-        if tried and time.time() + 2 * last_s * FIT_S_PER_CHAR[name] / FIT_S_PER_CHAR[tried[-1][2]] > TEXT_DEADLINE:
+        if tried and time.time() + 2 * fit_cost_s(name, chars, short) > TEXT_DEADLINE:
             break
-        began = time.time()
         oof = cross_val_predict(text_model(name), train_matrix, y, cv=folds, method=method)
-        last_s = time.time() - began
         score = score_predictions(y, oof)
         tried.append((score if GREATER_IS_BETTER else -score, -len(tried), name, oof))
     _, _, name, oof = max(tried, key=lambda found: found[:2])  # a tie goes to the first tried
@@ -189,7 +191,8 @@ def text_columns_stacked(train_text, test_text):
         chars = text_chars(train_text, test_text)
         short = short_of_time(chars)
         train_matrix, test_matrix = text_matrix(train_text, test_text, short)
-        oof, test, name, tried = text_predictions(train_matrix, test_matrix, text_candidates(chars, short), short)
+        oof, test, name, tried = text_predictions(train_matrix, test_matrix, text_candidates(chars, short), chars,
+                                                   short)
         oof, test = np.asarray(oof, dtype=float), np.asarray(test, dtype=float)
         if oof.ndim == 1:
             oof, test = oof[:, None], test[:, None]
