@@ -127,11 +127,6 @@ def with_deadline(env: Mapping[str, str], timeout_s: float) -> dict[str, str]:
 # size its thread pools (the builtin scripts' OpenMP threads and ``n_jobs``).
 CORES_VAR = "ENGINE_EVAL_CORES"
 
-# The run's time limit in seconds (absent without one): what a script may size work by that must be
-# the same in every script of the run. The deadline differs from one evaluation to the next, so
-# work sized by it makes a solution's test version read its data otherwise than its validated runs.
-RUN_LIMIT_VAR = "ENGINE_EVAL_RUN_LIMIT"
-
 
 def usable_cores() -> int:
     """The cores this process may run on (its CPU affinity, else the machine's count)."""
@@ -147,7 +142,6 @@ def build_execution_env(
     base: Mapping[str, str] | None = None,
     passed: Iterable[str] = (),
     cores: int | None = None,
-    run_limit_s: float | None = None,
 ) -> dict[str, str]:
     """REQ-EX-004: the environment for a script.
 
@@ -156,8 +150,8 @@ def build_execution_env(
     survives a kill) and ``PYTHONHASHSEED=0``. ``CUDA_VISIBLE_DEVICES`` is set only when
     ``gpu_indices`` is given; ``None`` inherits (digest §12 trap 8 resolved by the rule, not the
     table). ``cores`` sets CORES_VAR, at most ``usable_cores()``: threads beyond the machine's cores
-    only wait on one another (and, more than one, passively: ``OMP_WAIT_POLICY``, unless set);
-    ``run_limit_s`` sets RUN_LIMIT_VAR. Neither is ever inherited from the engine's own environment.
+    only wait on one another (and, more than one, passively: ``OMP_WAIT_POLICY``, unless set). None
+    is ever inherited from the engine's own environment.
     """
     source = os.environ if base is None else base
     names = frozenset(passed)
@@ -165,9 +159,6 @@ def build_execution_env(
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONHASHSEED"] = "0"
     env.pop(CORES_VAR, None)
-    env.pop(RUN_LIMIT_VAR, None)
-    if run_limit_s is not None and math.isfinite(run_limit_s):
-        env[RUN_LIMIT_VAR] = f"{float(run_limit_s):g}"
     if cores is not None:
         env[CORES_VAR] = str(max(1, min(int(cores), usable_cores())))
         if int(env[CORES_VAR]) > 1:

@@ -60,8 +60,6 @@ class EvalContext:
     sandbox_limits: SandboxLimits | None = None  # None: ``default_limits`` from memory and timeout
     # Names of the engine's variables a script sees besides the allow-list (``eval_env_pass``).
     env_pass: tuple[str, ...] = ()
-    # The run's time limit (seconds; None: none), told to every script as ENGINE_EVAL_RUN_LIMIT.
-    run_time_limit_s: float | None = None
     # The task's metric: a final submission must also hold what it scores (harness/submission.py).
     metric: str | None = None
 
@@ -81,8 +79,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
 
     * timeout ``request.timeout_s``; ``ctx.memory_limit_mb`` kills the tree when exceeded;
     * the script's environment is an allow-list (see ``build_execution_env``) and tells it the
-      cores it may use (``request.cores``, as ``ENGINE_EVAL_CORES``) and the run's time limit
-      (``ctx.run_time_limit_s``, as ``ENGINE_EVAL_RUN_LIMIT``);
+      cores it may use (``request.cores``, as ``ENGINE_EVAL_CORES``);
     * a rejected script (empty, exit call) is an error result with the rejection message;
     * ``submission`` is filled when ``request.expect_submission``: ``final/submission.csv``
       checked against ``ctx.sample_submission``;
@@ -98,8 +95,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
     prepare_evaluation_directory(eval_dir, ctx.task_dir, "bind" if sandbox else ctx.input_mode)
     log.info("harness.evaluation.start", effect_id=request.effect_id, solution_id=request.solution_id,
              dir=str(eval_dir), timeout=request.timeout_s, sandbox=policy.mode)
-    env = build_execution_env(_gpu_indices(ctx.gpu_info), passed=ctx.env_pass, cores=request.cores,
-                              run_limit_s=ctx.run_time_limit_s)
+    env = build_execution_env(_gpu_indices(ctx.gpu_info), passed=ctx.env_pass, cores=request.cores)
     try:
         evaluation = await evaluate_code(
             code, eval_dir, request.timeout_s,

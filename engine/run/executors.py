@@ -115,8 +115,7 @@ def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBack
         ctx = EvalContext(run_dir=run.run_dir, task_dir=task_dir,
                           sample_submission=sample, metric=run.task.evaluation_metric,
                           subsample_limit=cfg.subsample_limit, memory_limit_mb=cfg.memory_limit_mb, gpu_info=gpu,
-                          sandbox_mode=sandbox_mode, protected=protected, env_pass=cfg.eval_env_pass,
-                          run_time_limit_s=cfg.time_limit_seconds)
+                          sandbox_mode=sandbox_mode, protected=protected, env_pass=cfg.eval_env_pass)
         if cfg.evaluation_executor == "ray":
             from engine.run.ray_eval import evaluate_on_ray
 

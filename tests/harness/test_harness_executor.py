@@ -186,19 +186,6 @@ async def test_executor_tells_the_script_how_many_cores_it_may_use(tmp_path: Pat
         assert done.result.stdout.strip() == str(min(cores, usable_cores()))
 
 
-async def test_executor_tells_the_script_the_runs_time_limit(tmp_path: Path, task_dir: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """ENGINE_EVAL_RUN_LIMIT is the run's time limit (the same for every script of a run, unlike the
-    deadline); one in the engine's own environment is never passed on."""
-    monkeypatch.setenv("ENGINE_EVAL_RUN_LIMIT", "7")
-    code = "import os\nprint(os.environ.get('ENGINE_EVAL_RUN_LIMIT', 'absent'))\n"
-    for limit, seen in ((120, "120"), (None, "absent")):
-        done = await run_evaluation(_request(code, effect_id=f"phase1/limit-{limit}/eval"), code,
-                                    _ctx(tmp_path, task_dir, run_time_limit_s=limit))
-        assert not done.result.is_error, done.result.stderr
-        assert done.result.stdout.strip() == seen
-
-
 @pytest.mark.parametrize(("code", "needle"), [("   \n", "empty"), ("import sys\nprint(1)\nsys.exit(0)\n", "sys.exit()")])
 async def test_known_decision_rejection_is_an_error_result(tmp_path: Path, task_dir: Path, code: str, needle: str) -> None:
     """REQ-EX-006/044 + Known decisions: a write_script rejection becomes an evaluation error

@@ -58,32 +58,24 @@ TEXT_COLS = [c for c in text_columns(lambda seen: seen.str.len().mean() >= 30 an
              if c not in DATE_COLS]
 
 
-# How the text is read and which models are weighed follow from the text's size and the run's time
-# limit (ENGINE_EVAL_RUN_LIMIT), never from this script's deadline: every script of a run, its
-# validated runs and its test version alike, then reads the text the same way and weighs the same
-# models, so the submission comes from the text features that were validated.
-TEXT_RUN_SHARE = 0.2  # of the run's time limit, the most the text's reading and weighing may take
-TEXT_BUDGET_S = TEXT_RUN_SHARE * float(os.environ.get("ENGINE_EVAL_RUN_LIMIT", "inf"))
-# Seconds per character of text (train and test), read as words and characters with the whole
-# vocabulary and five folds, on 2 busy cores: 20,000 short reviews (1.2 M characters) took 10 s to
-# extract, 23 s for five folds of calibrated ridge, 81 s of the linear SVM, 153 s of logistic regression.
-EXTRACT_S_PER_CHAR = 8.3e-6
-FIT_S_PER_CHAR = {"nb": 0.3e-6, "ridge": 19e-6, "svm": 68e-6, "logistic": 128e-6}
-SHORT_COST = 0.25  # words alone with a quarter of the vocabulary cost about this share of the extraction
-SHORT_FOLDS = 3
-# Only a safety net: no model is weighed that this script's deadline would not leave time for.
-TEXT_DEADLINE = float(os.environ.get("ENGINE_EVAL_DEADLINE", "inf"))
+# The share of the time left that weighing the linear models may take; past it, no further one.
+TEXT_SHARE = 0.3
+# What the cheapest path costs per character of text on 2 busy cores: 20,000 short reviews
+# (1.2 M characters) took 10 s to extract as words and characters and 23 s for five folds of
+# calibrated ridge (the linear SVM 81 s, logistic regression 153 s).
+TEXT_S_PER_CHAR = 27e-6
+TEXT_STARTED = time.time()
+TEXT_LEFT_S = float(os.environ.get("ENGINE_EVAL_DEADLINE", "inf")) - TEXT_STARTED
 
 
-def text_chars(train_text, test_text):
-    return int(train_text.str.len().sum() + test_text.str.len().sum())
-
-
-def short_of_time(chars):
-    """Whether the cheapest full reading (words and characters, then calibrated ridge) would take more
-    than the text's share of the run. Short of time, the text is read as words only, with a quarter
-    of the vocabulary and three folds."""
-    return chars * (EXTRACT_S_PER_CHAR + FIT_S_PER_CHAR["ridge"]) > TEXT_BUDGET_S
+def short_of_time(train_text, test_text):
+    """Whether the cheapest path through the text would take more than its share of the time left.
+    Short of time, the text is read as words only (character n-grams cost most of the extraction),
+    with a quarter of the vocabulary and three folds. Judged by the work the text makes, not by the
+    seconds left alone, so that a small task's final script, which runs with the least time of
+    any, reads its text as its validated scripts did."""
+    chars = int(train_text.str.len().sum() + test_text.str.len().sum())
+    return chars * TEXT_S_PER_CHAR > TEXT_SHARE * TEXT_LEFT_S
 
 
 def text_vocabulary(rows, short):
@@ -135,50 +127,37 @@ def text_model(name):
     return CalibratedClassifierCV(margin, cv=3, method="sigmoid")
 
 
-def text_candidates(chars, short):
-    """The linear models to weigh, cheapest first: the one the gene names, or as many of those that
-    fit the task as the text's share of the run pays for, by their cost per character (the first
-    always). Calibration folds need three rows of every class in each training fold."""
+def text_candidates():
+    """The linear models to weigh: the one the gene names, or all that fit the task. Calibration
+    folds need three rows of every class in each training fold."""
     if TEXT_MODEL != "auto":
         return [TEXT_MODEL]
     if TASK_KIND != "classification":
-        names = ["ridge", "svm"]
-    else:
-        names = ["nb", "ridge", "svm", "logistic"] if np.bincount(y).min() >= 20 else ["nb", "logistic"]
-    spent = chars * EXTRACT_S_PER_CHAR * (SHORT_COST if short else 1.0)
-    weighed = []
-    for name in names:
-        cost = fit_cost_s(name, chars, short)
-        if weighed and spent + cost > TEXT_BUDGET_S:
-            break
-        weighed.append(name)
-        spent += cost
-    return weighed
+        return ["ridge", "svm"]
+    # Cheapest first: with little time only the first ones are weighed (text_predictions).
+    return ["nb", "ridge", "svm", "logistic"] if np.bincount(y).min() >= 20 else ["nb", "logistic"]
 
 
-def fit_cost_s(name, chars, short):
-    """What weighing the model ``name`` should take on ``chars`` characters of text."""
-    return chars * FIT_S_PER_CHAR[name] * (SHORT_COST * SHORT_FOLDS / 5 if short else 1.0)
-
-
-def text_predictions(train_matrix, test_matrix, names, chars, short):
-    """(out-of-fold train predictions, test predictions, model name, the models weighed) of the best
-    of ``names``."""
+def text_predictions(train_matrix, test_matrix, short):
+    """(out-of-fold train predictions, test predictions, model name) of the best candidate."""
     classes = TASK_KIND == "classification"
-    folds = (StratifiedKFold if stratify is not None else KFold)(SHORT_FOLDS if short else 5, shuffle=True,
-                                                                 random_state=SEED)
+    folds = (StratifiedKFold if stratify is not None else KFold)(3 if short else 5, shuffle=True, random_state=SEED)
     method = "predict_proba" if classes else "predict"
     tried = []
-    for name in names:
-        if tried and time.time() + 2 * fit_cost_s(name, chars, short) > TEXT_DEADLINE:
+    last_s = 0.0
+    for name in text_candidates():
+        # The next model costs at least what the last did (cheapest first): weigh it only if that fits.
+        if tried and time.time() + last_s - TEXT_STARTED > TEXT_SHARE * TEXT_LEFT_S:
             break
+        began = time.time()
         oof = cross_val_predict(text_model(name), train_matrix, y, cv=folds, method=method)
+        last_s = time.time() - began
         score = score_predictions(y, oof)
         tried.append((score if GREATER_IS_BETTER else -score, -len(tried), name, oof))
     _, _, name, oof = max(tried, key=lambda found: found[:2])  # a tie goes to the first tried
     fitted = clone(text_model(name)).fit(train_matrix, y)
     test = fitted.predict_proba(test_matrix) if classes else fitted.predict(test_matrix)
-    return oof, test, name, [found[2] for found in tried]
+    return oof, test, name
 
 
 def text_columns_stacked(train_text, test_text):
@@ -188,11 +167,9 @@ def text_columns_stacked(train_text, test_text):
     key = (TEXT_MODEL, TEXT_NGRAMS, TEXT_VOCABULARY, int(pd.util.hash_pandas_object(train_text).sum()),
            int(pd.util.hash_pandas_object(test_text).sum()), hash(np.asarray(y).tobytes()))
     if key not in cache:
-        chars = text_chars(train_text, test_text)
-        short = short_of_time(chars)
+        short = short_of_time(train_text, test_text)
         train_matrix, test_matrix = text_matrix(train_text, test_text, short)
-        oof, test, name, tried = text_predictions(train_matrix, test_matrix, text_candidates(chars, short), chars,
-                                                   short)
+        oof, test, name = text_predictions(train_matrix, test_matrix, short)
         oof, test = np.asarray(oof, dtype=float), np.asarray(test, dtype=float)
         if oof.ndim == 1:
             oof, test = oof[:, None], test[:, None]
@@ -200,8 +177,7 @@ def text_columns_stacked(train_text, test_text):
             oof, test = oof[:, 1:], test[:, 1:]  # binary: one class's probability says it all
         names = [f"fe_text_{i}" for i in range(oof.shape[1])]
         cache[key] = (pd.DataFrame(oof, columns=names), pd.DataFrame(test, columns=names), name)
-        print(f"Text features: {', '.join(TEXT_COLS)} -> {name} on TF-IDF ({ngrams_read(short)}; "
-              f"weighed {', '.join(tried)})")
+        print(f"Text features: {', '.join(TEXT_COLS)} -> {name} on TF-IDF ({ngrams_read(short)})")
     return cache[key]
 
 
