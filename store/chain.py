@@ -119,7 +119,7 @@ def _row_problem(run_id: str, row: StoredRow, expected: int, prev_hash: str) -> 
         return ChainProblem(seq, "payload is not valid JSON")
     if not isinstance(payload, dict) or stored_prev != prev_hash or chain_hash_of_text(prev_hash, sealed_text(
             run_id, seq, typ, version, scope, cause, recorded_at, payload_text)) != stored_hash:
-        return _what_differs(run_id, row, payload, prev_hash)
+        return _what_differs(seq, payload_text, payload, stored_prev != prev_hash)
     try:
         is_result = issubclass(event_class(typ), EffectResult)
     except ValueError:
@@ -144,12 +144,11 @@ def sealed_text(run_id: str, seq: int, typ: str, version: int, scope: str, cause
 _FIELD = json.JSONEncoder(ensure_ascii=False, allow_nan=True, separators=(",", ":"))
 
 
-def _what_differs(run_id: str, row: StoredRow, payload: Any, prev_hash: str) -> ChainProblem:
+def _what_differs(seq: int, payload_text: str, payload: Any, prev_differs: bool) -> ChainProblem:
     """Which check a row that does not chain fails, in the order they are named."""
-    seq, typ, version, scope, cause, recorded_at, payload_text, stored_prev, stored_hash, _ = row
     if not isinstance(payload, dict) or canonical_json(payload) != payload_text:
         return ChainProblem(seq, "payload bytes are not the canonical JSON that was sealed")
-    if stored_prev != prev_hash:
+    if prev_differs:
         return ChainProblem(seq, "prev_hash does not match the previous event's hash")
     return ChainProblem(seq, "hash does not match the event's contents")
 

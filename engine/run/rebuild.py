@@ -84,16 +84,16 @@ def quick_state(store: Any, run_id: str) -> PipelineState:
             node.content = ""
     for eff in state.pending.values():
         if eff.seq <= since:
-            eff.payload = recorded_at(store, run_id, eff.seq, eff.type, "effect_id", eff.effect_id)
+            eff.payload = payload_at(store, run_id, eff.seq, eff.type, "effect_id", eff.effect_id)
             state.requests[eff.effect_id] = eff
         if eff.type == "EvaluationRequested":
             node = state.solutions[eff.payload["solution_id"]]
-            node.content = recorded_at(store, run_id, node.seq, "SolutionRecorded", "solution_id",
+            node.content = payload_at(store, run_id, node.seq, "SolutionRecorded", "solution_id",
                                        node.solution_id)["content"]
     return state
 
 
-def recorded_at(store: Any, run_id: str, seq: int, type_name: str, key: str, value: str) -> dict[str, Any]:
+def payload_at(store: Any, run_id: str, seq: int, type_name: str, key: str, value: str) -> dict[str, Any]:
     """The whole payload of the event at ``seq``, which must be a ``type_name`` with that ``key``."""
     reader = store.read(run_id, seq)
     try:
