@@ -117,6 +117,6 @@ def test_the_media_tasks_of_each_set_and_a_name_that_is_none_refused():
 
     assert peers.media_tasks("dev", None) == list(MEDIA_DEVELOPMENT)
     assert peers.media_tasks("heldout", None) == list(MEDIA_EVER_HELD_OUT)
-    assert sorted(peers.media_tasks("all", None)) == sorted((*MEDIA_DEVELOPMENT, *MEDIA_EVER_HELD_OUT))
+    assert sorted(peers.media_tasks("all", None)) == sorted({*MEDIA_DEVELOPMENT, *MEDIA_EVER_HELD_OUT})
     with pytest.raises(SystemExit, match="not a text or image task: penguins"):
         peers.media_tasks("all", ["penguins"])
