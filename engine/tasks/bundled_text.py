@@ -1,7 +1,8 @@
-"""Bundled tasks with free text (issue 62): two text classifications and a table with a text
-column beside numbers. Each is cut from text a Debian package ships; ``LICENSE-fortunes.txt``,
-``LICENSE-wordnet.txt`` and ``LICENSE-bible-kjv.txt`` say which files, under which licence and how
-they were cut. Whether a task is held out is ``engine.tasks.protocol``'s business.
+"""Bundled tasks with free text (issue 62): text classifications and tables with a text column
+beside numbers. Each is cut from text a Debian package ships; ``LICENSE-fortunes.txt``,
+``LICENSE-wordnet.txt``, ``LICENSE-bible-kjv.txt``, ``LICENSE-gcide.txt`` and
+``LICENSE-linux-kconfig.txt`` say which files, under which licence and how they were cut. Whether a
+task is held out is ``engine.tasks.protocol``'s business.
 """
 
 from __future__ import annotations
@@ -85,6 +86,54 @@ TEXT_SPECS: tuple[BundledSpec, ...] = (
             "verse's number in its chapter) and `verses_in_chapter` (how many verses that chapter has)."
         ),
         seed=95,
+        modality=DataModality.mixed,
+        reference=text_reference_score,
+    ),
+    BundledSpec(
+        name="webster-part-of-speech",
+        title="The Part of Speech of a Word From Its Definition",
+        one_liner="tell whether a word defined in Webster's 1913 dictionary is a noun, an adjective, an adverb or a transitive or intransitive verb, from its definition",
+        load=text_table("gcide_definitions.csv.gz"),
+        target="part_of_speech",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each row is the first definition of an entry of Webster's Revised Unabridged "
+            "Dictionary (1913), as the GNU Collaborative International Dictionary of English "
+            "keeps it: sometimes with a field in parentheses, a quotation, its author, or a note "
+            "such as [Obs.]. The word itself is not given. Predict `part_of_speech`, the one the "
+            "dictionary gives the entry: noun, adjective, adverb, verb_transitive or "
+            "verb_intransitive (15,000 definitions, 3,000 of each)."
+        ),
+        features="`definition` (text: the definition as the dictionary words it).",
+        seed=96,
+        modality=DataModality.text,
+        reference=text_reference_score,
+    ),
+    BundledSpec(
+        name="kernel-option-folder",
+        title="Which Part of the Linux Kernel an Option Belongs To",
+        one_liner="tell which of sixteen folders of the Linux kernel's source (drivers/net, arch/arm, sound/soc, ...) a configuration option comes from, from its help text and a few counts",
+        load=text_table("kconfig_options.csv.gz"),
+        target="folder",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each row is one option of the Linux 6.1 kernel's configuration, as its Kconfig file "
+            "declares it: the help text its authors wrote, and counts of what the declaration "
+            "holds (the option's name and prompt are not given). Predict `folder`, the folder of "
+            "the kernel's source whose Kconfig file declares it, cut to two levels: arch/arm, "
+            "arch/powerpc, arch/x86, drivers/clk, drivers/gpu, drivers/hwmon, drivers/iio, "
+            "drivers/input, drivers/media, drivers/mtd, drivers/net, drivers/tty, drivers/usb, "
+            "drivers/video, lib or sound/soc (3,200 options, 200 of each)."
+        ),
+        features=(
+            "`help` (text: the help text, line breaks collapsed to spaces), `depends_on` (how many "
+            "`depends on` lines the option has), `selects` (how many options it selects or implies), "
+            "`defaults` (how many default values it lists), `help_lines` (the help text's lines) "
+            "and `can_be_module` (1 when the option can be built as a module, else 0)."
+        ),
+        seed=97,
         modality=DataModality.mixed,
         reference=text_reference_score,
     ),

