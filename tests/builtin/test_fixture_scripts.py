@@ -5,9 +5,11 @@ recorded request, task, settings and seed, and the script of the answer must be 
 byte for byte. Replaying a fixture reads the recorded answers and never asks the agent, so only
 this test notices a renderer that writes something else.
 
-One block is newer than the recordings: the scores on fixed groups of the scored rows
-(``script_blocks/score_groups.py``), written after the validation score. It is cut from the new
-script before the comparison, and only that block, exactly as it is rendered.
+Two blocks are newer than the recordings: the scores on fixed groups of the scored rows
+(``script_blocks/score_groups.py``), written after the validation score, is cut from the new
+script before the comparison; the REGULARIZATION block's rule for wide matrices
+(docs/decisions/0031-wide-matrices-cheaper-trees.md) is put back to the text the recordings hold.
+Only those, exactly as they are rendered.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 
 from engine.agents.base import AgentContext
 from engine.agents.builtin import BuiltinBackend
+from engine.agents.builtin.blocks import block
 from engine.agents.builtin.render_train import score_groups_code
 from engine.run.lifecycle import prepare_task
 from events.core import AgentCallCompleted, AgentCallRequested, RunStarted
@@ -49,8 +52,37 @@ def recorded_calls(fixture: FixtureSpec) -> tuple[RunStarted, list[tuple[AgentCa
     return started, pairs
 
 
+# The REGULARIZATION block after its gene, as rendered now and as the recordings hold it.
+REGULARIZATION_NOW = block("regularization").split("REG_CFG = {}\n", 1)[1]
+REGULARIZATION_RECORDED = '''
+
+# Below this many columns every boosted tree sees them all: a fraction of two columns is one,
+# and trees that each split on a single column cannot learn how the columns interact.
+FEW_COLUMNS = 8
+
+
+def reg_kwargs(name, family):
+    """Regularisation strength of one model: by member name first, else by family."""
+    kwargs = dict(REG_CFG.get(name, REG_CFG.get(family, {})))
+    if X_tr.shape[1] < FEW_COLUMNS:
+        kwargs.pop("colsample_bytree", None)
+    return kwargs
+'''
+
+
 def without_score_groups(script: str | None) -> str | None:
-    return None if script is None else SCORE_GROUPS_BLOCK.sub("", script)
+    """The script as the recordings' renderer wrote it (module docstring)."""
+    if script is None:
+        return None
+    script = SCORE_GROUPS_BLOCK.sub("", script)
+    for pad in ("", "    ", "        "):   # a script's own block, or one inside an ablation's function
+        now, recorded = (_indented(text.rstrip("\n"), pad) for text in (REGULARIZATION_NOW, REGULARIZATION_RECORDED))
+        script = script.replace(now, recorded)
+    return script
+
+
+def _indented(text: str, pad: str) -> str:
+    return "".join(pad + line if line.strip() else line for line in text.splitlines(keepends=True))
 
 
 @pytest.mark.parametrize("fixture", BUILTIN, ids=[f.name for f in BUILTIN])

@@ -217,3 +217,21 @@ def test_the_example_code_runs_alone(capsys: pytest.CaptureFixture[str]) -> None
     """The retriever's example, a block with nothing before it, runs as it is written."""
     run(example_code(FAMILIES["random_forest"], "classification"))
     assert 0.5 < float(capsys.readouterr().out) <= 1.0
+
+
+@pytest.mark.parametrize("columns", [4, 100, 274, 766])
+def test_a_boosted_tree_reads_fewer_columns_and_bins_only_on_a_wide_matrix(columns: int) -> None:
+    """The gene's colsample_bytree holds up to COLUMNS_PER_TREE columns a tree; past that the
+    fraction shrinks to that many and the bins to WIDE_BINS. Other families are never touched."""
+    gene = {"lightgbm": {"colsample_bytree": 0.7, "reg_lambda": 5.0}, "linear": {"C": 1.0}}
+    script = run(block("regularization", REG_CFG=repr(gene)), X_tr=np.zeros((3, columns)))
+    per_tree, wide_bins = script["COLUMNS_PER_TREE"], script["WIDE_BINS"]
+    booster = script["reg_kwargs"]("lightgbm", "lightgbm")
+    assert script["reg_kwargs"]("linear", "linear") == {"C": 1.0}
+    if columns < script["FEW_COLUMNS"]:
+        assert booster == {"reg_lambda": 5.0}
+    elif 0.7 * columns <= per_tree:
+        assert booster == gene["lightgbm"]
+    else:
+        assert booster["colsample_bytree"] * columns == pytest.approx(per_tree, abs=0.1)
+        assert booster["max_bin"] == wide_bins and booster["reg_lambda"] == 5.0
