@@ -317,22 +317,34 @@ class EvaluationRequested(EffectRequest):
     (``ENGINE_EVAL_CORES``). An evaluation that runs alone by design (Phase 3's rounds,
     finalization's test run) may be given every evaluation slot's core
     (``handlers.evaluation.lone_cores``); one of several at once gets one (a Ray evaluation: the
-    CPUs its task reserved, ``engine.run.ray_eval``). Every v1 log: 1."""
+    CPUs its task reserved, ``engine.run.ray_eval``). Every v1 log: 1.
+
+    v3 adds ``fit_within_s``: the seconds the script is asked to fit its work into (the harness
+    tells it as ``ENGINE_EVAL_FIT_BY``), when that is sooner than its timeout; it is still killed
+    only at ``timeout_s``. Phase 1's drafts are given the most their phase waits for them
+    (docs/decisions/0032). ``None`` (every v2 log): not asked."""
 
     type_name: ClassVar[str] = "EvaluationRequested"
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
 
     solution_id: str
     purpose: str
     timeout_s: float
     expect_submission: bool = False
     cores: int = Field(default=1, ge=1)
+    fit_within_s: float | None = Field(default=None, gt=0)
 
 
 @upcaster("EvaluationRequested", 1)
 def _evaluation_requested_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
     """v1 scripts were told nothing; the builtin ones used one core."""
     return {**payload, "cores": 1}
+
+
+@upcaster("EvaluationRequested", 2)
+def _evaluation_requested_v2_to_v3(payload: dict[str, Any]) -> dict[str, Any]:
+    """v2 scripts were told their timeout as their deadline."""
+    return {**payload, "fit_within_s": None}
 
 
 @register

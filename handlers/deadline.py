@@ -15,6 +15,10 @@ deadline (Phase 1's candidates, while none has a score: the finalize-now point),
 A debug retry gets the same rule from the clock *at the retry*, so retries shrink as the
 deadline nears instead of each keeping the first attempt's full timeout.
 
+* ``fit_s`` — optional: the end a script is asked to size its work to (``fit_within``), sooner
+  than the hard end: Phase 1's drafts are told the window they are waited for, while the hard
+  end stays where the phase may still be extended to (docs/decisions/0032). Nothing is cut there.
+
 Both ends are driven seconds (``wf.now``); ``None`` means unbounded (a library call without a
 limit). Everything here is arithmetic on values: no clock is read.
 """
@@ -41,6 +45,7 @@ class DeadlineReached(Cancelled):
 class Deadline:
     soft_s: float | None = None
     hard_s: float | None = None
+    fit_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.soft_s is not None and self.hard_s is not None and self.soft_s > self.hard_s:
@@ -77,11 +82,19 @@ class Deadline:
         evaluation, so no caller can ask for time past it)."""
         return max(MIN_START_S, min(timeout_s, self.hard_left(now)))
 
-    def narrowed(self, soft_s: float | None = None, hard_s: float | None = None) -> Deadline:
+    def fit_within(self, now: float, timeout_s: float) -> float | None:
+        """The seconds an evaluation of ``timeout_s`` requested now is asked to fit its work into,
+        when ``fit_s`` is sooner than its timeout; else None, its timeout is its deadline (also once
+        ``fit_s`` has passed: a retry after it has nothing to fit to but its timeout)."""
+        left = None if self.fit_s is None else self.fit_s - now
+        return left if left is not None and MIN_START_S <= left < timeout_s else None
+
+    def narrowed(self, soft_s: float | None = None, hard_s: float | None = None,
+                 fit_s: float | None = None) -> Deadline:
         """This deadline with tighter ends (never looser)."""
         def tighter(a: float | None, b: float | None) -> float | None:
             return b if a is None else a if b is None else min(a, b)
-        return Deadline(tighter(self.soft_s, soft_s), tighter(self.hard_s, hard_s))
+        return Deadline(tighter(self.soft_s, soft_s), tighter(self.hard_s, hard_s), tighter(self.fit_s, fit_s))
 
 
 UNBOUNDED = Deadline()

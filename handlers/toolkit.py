@@ -84,7 +84,7 @@ def pacing_deadline(wf: Workflow) -> Deadline:
     baseline), is the run's time limit. Requests are checked against ``wf.deadline`` itself."""
     deadline = wf.deadline
     if deadline.soft_s is None:
-        return Deadline(float(wf.config.time_limit_seconds), deadline.hard_s)
+        return Deadline(float(wf.config.time_limit_seconds), deadline.hard_s, deadline.fit_s)
     return deadline
 
 

@@ -171,7 +171,7 @@ class Workflow:
         its own deadline. Its soft end is what the unit's steps are paced by (no new step past it,
         evaluation timeouts sized to it); every agent call and evaluation requested through it is
         checked against its hard end. ``Deadline(soft_s)`` narrows the soft end alone."""
-        return Workflow(self._rt, self.scope, self.deadline.narrowed(deadline.soft_s, deadline.hard_s))
+        return Workflow(self._rt, self.scope, self.deadline.narrowed(deadline.soft_s, deadline.hard_s, deadline.fit_s))
 
     def _check_deadline(self, effect_id: str) -> None:
         if self.deadline.over(self.now):
@@ -254,9 +254,10 @@ class Workflow:
         """Run a recorded script; ``cores``: the CPU cores it may use (``EvaluationRequested``)."""
         effect_id = self.effect_id(name)
         self._check_deadline(effect_id)
+        timeout_s = float(self.deadline.cap(self.now, timeout_s))
         req = EvaluationRequested(effect_id=effect_id, solution_id=solution_id, purpose=purpose,
-                                  timeout_s=float(self.deadline.cap(self.now, timeout_s)),
-                                  expect_submission=expect_submission, cores=cores)
+                                  timeout_s=timeout_s, expect_submission=expect_submission, cores=cores,
+                                  fit_within_s=self.deadline.fit_within(self.now, timeout_s))
         done = await self._rt.request(req, self.scope)
         self._rt.measured.evaluation(done.result, solution_id, done.final_run_estimate_s)
         return done

@@ -114,12 +114,23 @@ def script_may_see(name: str, passed: Iterable[str] = ()) -> bool:
 DEADLINE_VAR = "ENGINE_EVAL_DEADLINE"
 
 
-def with_deadline(env: Mapping[str, str], timeout_s: float) -> dict[str, str]:
-    """``env`` plus DEADLINE_VAR for a run that starts now and is killed after ``timeout_s``."""
+# The Unix time by which the engine asks the script to have done its work, sooner than its deadline
+# (``EvaluationRequested.fit_within_s``: Phase 1's drafts, docs/decisions/0032); nothing is killed
+# there. Absent when not asked.
+FIT_BY_VAR = "ENGINE_EVAL_FIT_BY"
+
+
+def with_deadline(env: Mapping[str, str], timeout_s: float, fit_within_s: float | None = None) -> dict[str, str]:
+    """``env`` plus DEADLINE_VAR for a run that starts now and is killed after ``timeout_s``, and
+    FIT_BY_VAR when it is asked to fit its work within ``fit_within_s``."""
     out = dict(env)
-    out.pop(DEADLINE_VAR, None)   # never one inherited from the engine's own environment
+    for name in (DEADLINE_VAR, FIT_BY_VAR):
+        out.pop(name, None)   # never one inherited from the engine's own environment
+    now = time.time()
     if math.isfinite(timeout_s):
-        out[DEADLINE_VAR] = f"{time.time() + timeout_s:.3f}"
+        out[DEADLINE_VAR] = f"{now + timeout_s:.3f}"
+    if fit_within_s is not None and fit_within_s < timeout_s:
+        out[FIT_BY_VAR] = f"{now + fit_within_s:.3f}"
     return out
 
 

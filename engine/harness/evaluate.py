@@ -68,10 +68,13 @@ async def evaluate_code(
     kill_grace_seconds: float = KILL_GRACE_SECONDS,
     sandbox: Sandbox | None = None,
     disk_limit_mb: float | None = None,
+    fit_within_s: float | None = None,
 ) -> CodeEvaluation:
     """The REQ-EX-015 pipeline on a prepared directory: setup → clean ``final/`` → write →
     env → execute → result. A write_script rejection becomes an error result carrying the
-    rejection message (digest §12 trap 4), never an exception. ``sandbox``: see ``run_process``."""
+    rejection message (digest §12 trap 4), never an exception. ``sandbox``: see ``run_process``.
+    ``fit_within_s``: the seconds it is asked to fit its work into (``FIT_BY_VAR``), when sooner
+    than ``timeout_seconds``."""
     base = setup_working_directory(working_dir)
     clean_output_directory(base)
     try:
@@ -81,7 +84,7 @@ async def evaluate_code(
         return CodeEvaluation(result=rejected_result(str(exc)), outcome=None, script_path=None)
     outcome = await run_process(
         script_path, base, timeout_seconds, with_deadline(env if env is not None else build_execution_env(),
-                                                          timeout_seconds),
+                                                          timeout_seconds, fit_within_s),
         memory_limit_mb=memory_limit_mb, output_limit_bytes=output_limit_bytes,
         kill_grace_seconds=kill_grace_seconds, sandbox=sandbox, disk_limit_mb=disk_limit_mb,
     )

@@ -79,7 +79,9 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
 
     * timeout ``request.timeout_s``; ``ctx.memory_limit_mb`` kills the tree when exceeded;
     * the script's environment is an allow-list (see ``build_execution_env``) and tells it the
-      cores it may use (``request.cores``, as ``ENGINE_EVAL_CORES``);
+      cores it may use (``request.cores``, as ``ENGINE_EVAL_CORES``), its deadline (its timeout,
+      ``ENGINE_EVAL_DEADLINE``) and, when ``request.fit_within_s`` is set, the time it is asked
+      to fit its work to (``ENGINE_EVAL_FIT_BY``);
     * a rejected script (empty, exit call) is an error result with the rejection message;
     * ``submission`` is filled when ``request.expect_submission``: ``final/submission.csv``
       checked against ``ctx.sample_submission``;
@@ -106,6 +108,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
             kill_grace_seconds=ctx.kill_grace_seconds,
             sandbox=sandbox,
             disk_limit_mb=policy.limits.disk_mb,
+            fit_within_s=request.fit_within_s,
         )
     finally:
         _drop_copied_inputs(eval_dir / "input")

@@ -119,7 +119,8 @@ MEDIA_BURNED: dict[str, str] = {
     "wordnet-noun-category": _TEXT_REVERT,
     "icon-context": "2026-11-30: its 120 s figures (behind pixels + HGB) led to the image features' change",
     "bible-verse-section": _TEXT_REVERT,
-    "wesnoth-unit-race": "2026-11-30: its 120 s figures (behind pixels + HGB) led to the next change of the image pipeline",
+    "wesnoth-unit-race": ("2026-11-30: its 120 s figures (behind pixels + HGB) led to Phase 1's drafts paced to their "
+                          "window (docs/decisions/0032); its runs were read to debug"),
 }
 # Every media task ever registered held out (rule 5): heldout_registry.json's "media_tasks", in the
 # order they were registered, so the registry grows by appending (a task burned after a later one

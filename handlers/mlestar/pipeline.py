@@ -89,6 +89,14 @@ SELF_REPORTED = {"phase1": "phase1", "phase3": "phase3", FINALIZATION: "final"}
 # forest) takes about twice Phase 1's window, and cutting it leaves the whole run to a weaker,
 # quicker model. A first choice slower than that is still cut.
 FIRST_CHOICE_WAIT = 2
+# Phase 1's drafts are told the most the first choice is waited for as their deadline, so a slow
+# first choice fits its work to it (a booster learns faster) instead of being cut (decision 0032).
+DRAFTS_SIZED_TO_WINDOW = "phase1-drafts-sized-to-window"
+
+
+def first_choice_wait_s(window: Window) -> float:
+    """How long past its window Phase 1 waits for the retriever's first choice."""
+    return FIRST_CHOICE_WAIT * window.budget_s
 
 
 @dataclass(frozen=True)
@@ -206,12 +214,13 @@ class Pipeline:
         # Phase 1 may be extended up to the finalize-now point (below): its workflow's deadline ends
         # there, for its candidates and checks; its merges run inside its own window.
         until, first = max(window.end_s, self.plan.finalize_at_s), first_choice(wf)
-        race = self._race(window, self.phases.phase1(self.wf.within(Deadline.at(until)), window=window.deadline))
+        race = self._race(window, self.phases.phase1(self.wf.within(self._phase1_deadline(window, until)),
+                                                     window=window.deadline))
         how = await race.wait(window.end_s)
         if how == "deadline" and window.end_s < self.plan.finalize_at_s:
             # Nothing usable yet: nothing can replace Phase 1, keep going up to finalize-now. The
             # first choice still running: wait for it, FIRST_CHOICE_WAIT of Phase 1's windows at most.
-            wait_s = FIRST_CHOICE_WAIT * window.budget_s
+            wait_s = first_choice_wait_s(window)
             extended = (self.plan.finalize_at_s if best_so_far(wf) is None else
                         min(self.plan.finalize_at_s, window.end_s + wait_s) if first.running else None)
             if extended is not None:
@@ -240,6 +249,14 @@ class Pipeline:
         unmerged = drafts_left_out(wf, found[0].solution_id) if time_driven(self.config) else []
         return Phase1Result(retrieved_models=[], candidate_solutions=[], candidate_scores=[],
                             initial_solution=solution, initial_score=score, unmerged=unmerged)
+
+    def _phase1_deadline(self, window: Window, until: float) -> Deadline:
+        """Phase 1's workflow deadline: the extension's end ``until``; its drafts are asked to fit
+        their work to the most the first choice is waited for (decision 0032), where a draft that
+        fits it is not cut."""
+        if not self.wf.patched(DRAFTS_SIZED_TO_WINDOW):
+            return Deadline.at(until)
+        return Deadline(until, until, min(until, window.end_s + first_choice_wait_s(window)))
 
     async def _checked(self, solution: SolutionScript, score: float, *, end: float) -> tuple[SolutionScript, float]:
         """REQ-P1-030/031 on the best candidate of a failed Phase 1: the checks run while they fit

@@ -5,11 +5,13 @@ recorded request, task, settings and seed, and the script of the answer must be 
 byte for byte. Replaying a fixture reads the recorded answers and never asks the agent, so only
 this test notices a renderer that writes something else.
 
-Two blocks are newer than the recordings: the scores on fixed groups of the scored rows
+Three blocks are newer than the recordings: the scores on fixed groups of the scored rows
 (``script_blocks/score_groups.py``), written after the validation score, is cut from the new
 script before the comparison; the REGULARIZATION block's rule for wide matrices
-(docs/decisions/0031-wide-matrices-cheaper-trees.md) is put back to the text the recordings hold.
-Only those, exactly as they are rendered.
+(docs/decisions/0031-wide-matrices-cheaper-trees.md) and the early-stopping block's pace
+(docs/decisions/0032-drafts-sized-to-their-window.md, the block as it was kept in
+``recorded_blocks/``) are put back to the text the recordings hold. Only those, exactly as they
+are rendered.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pytest
 
 from engine.agents.base import AgentContext
 from engine.agents.builtin import BuiltinBackend
-from engine.agents.builtin.blocks import block
+from engine.agents.builtin.blocks import SCRIPT_MARK, block, insert, source
 from engine.agents.builtin.render_train import score_groups_code
 from engine.run.lifecycle import prepare_task
 from events.core import AgentCallCompleted, AgentCallRequested, RunStarted
@@ -70,14 +72,28 @@ def reg_kwargs(name, family):
 '''
 
 
+def _early_stop_before_search_rows(source: str) -> str:
+    """The early-stopping block as rendered (its deadline inserted), up to its SEARCH_ROWS line,
+    the one constant the renderer sets."""
+    text = source.partition(SCRIPT_MARK + "\n")[2].partition("\nSEARCH_ROWS = ")[0]
+    return insert(text, deadline=block("deadline"))
+
+
+EARLY_STOP_NOW = _early_stop_before_search_rows(source("early_stop"))
+EARLY_STOP_RECORDED = _early_stop_before_search_rows(
+    (Path(__file__).parent / "recorded_blocks" / "early_stop_before_0032.txt").read_text())
+NEWER_BLOCKS = ((REGULARIZATION_NOW, REGULARIZATION_RECORDED), (EARLY_STOP_NOW, EARLY_STOP_RECORDED))
+
+
 def without_score_groups(script: str | None) -> str | None:
     """The script as the recordings' renderer wrote it (module docstring)."""
     if script is None:
         return None
     script = SCORE_GROUPS_BLOCK.sub("", script)
     for pad in ("", "    ", "        "):   # a script's own block, or one inside an ablation's function
-        now, recorded = (_indented(text.rstrip("\n"), pad) for text in (REGULARIZATION_NOW, REGULARIZATION_RECORDED))
-        script = script.replace(now, recorded)
+        for block_now, block_recorded in NEWER_BLOCKS:
+            now, recorded = (_indented(text.rstrip("\n"), pad) for text in (block_now, block_recorded))
+            script = script.replace(now, recorded)
     return script
 
 

@@ -172,6 +172,30 @@ async def test_executor_tells_the_script_when_it_will_be_killed(tmp_path: Path, 
 
 
 @pytest.mark.parametrize("sandbox_mode", ["none", "bwrap"])
+async def test_executor_tells_the_script_the_window_it_is_asked_to_fit(tmp_path: Path, task_dir: Path,
+                                                                      sandbox_mode: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENGINE_EVAL_FIT_BY is the Unix time the request's ``fit_within_s`` ends at (Phase 1's drafts,
+    docs/decisions/0032), beside the deadline it is killed at; a request that asks nothing sets
+    none, and one in the engine's own environment is never passed on."""
+    monkeypatch.setenv("ENGINE_EVAL_FIT_BY", "1.0")
+    code = "import os\nprint(os.environ.get('ENGINE_EVAL_FIT_BY'), os.environ['ENGINE_EVAL_DEADLINE'])\n"
+    for fit_within_s in (30.0, None):
+        request = _request(code, timeout=300, effect_id=f"phase1/candidate-{fit_within_s}/eval",
+                           fit_within_s=fit_within_s)
+        before = time.time()
+        done = await run_evaluation(request, code, _ctx(tmp_path, task_dir, sandbox_mode=sandbox_mode))
+        after = time.time()
+        assert not done.result.is_error, done.result.stderr
+        fit_by, deadline = done.result.stdout.split()
+        assert before + 300 <= float(deadline) <= after + 300
+        if fit_within_s is None:
+            assert fit_by == "None"
+        else:
+            assert before + 30 <= float(fit_by) <= after + 30
+
+
+@pytest.mark.parametrize("sandbox_mode", ["none", "bwrap"])
 async def test_executor_tells_the_script_how_many_cores_it_may_use(tmp_path: Path, task_dir: Path, sandbox_mode: str,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """ENGINE_EVAL_CORES is the request's ``cores`` (an evaluation that runs alone by design gets

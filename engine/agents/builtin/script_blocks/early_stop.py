@@ -17,7 +17,7 @@ The engine's deadline goes in at ``# insert deadline`` (``deadline.py``).
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a block of its own, apart from the imports the script itself starts with
-    from engine.agents.builtin.script_blocks.names import DEADLINE, SEED, clone, np, train_test_split
+    from engine.agents.builtin.script_blocks.names import DEADLINE, SEED, clone, np, os, train_test_split
 
 # --- script ---
 import time
@@ -53,6 +53,22 @@ CAPACITY_COST = 2
 MAX_LEAVES = 1024
 CAPACITY = {}  # key -> the tree size read on the most rows, when bigger trees did better there
 READING_S = [0.0]  # the seconds every reading took so far (a fit's own time is the rest)
+# Paced to the window the engine asks a script to fit (ENGINE_EVAL_FIT_BY, a Unix time, sooner than
+# its deadline; only Phase 1's drafts are given one: docs/decisions/0032): a first reading whose
+# rounds, timed past its first PACE_ROUNDS, show that this member's work at its longest (the
+# reading to its cap, then FITS_AFTER_READING fits that long: the folds and the refit), with
+# PACE_MARGIN for the rest of the script, would not end by then starts again learning up to
+# MAX_SPEEDUP times faster in as many times fewer rounds. A draft that fits its window does better
+# than the same draft cut at its end (Phase 1 cuts it, and the run goes on with a weaker model).
+# The longest, not the size given: a faster rate often still stops near its cap, and a pace read
+# off the size given left wesnoth-unit-race's draft three times over its window. Only the first
+# reading is paced; the readings and tree sizes of a fit on more rows keep to the deadline.
+PACE_ROUNDS = 10
+FITS_AFTER_READING = 6
+PACE_MARGIN = 1.5
+MAX_SPEEDUP = 8
+SPED_UP = {}  # key -> the learning rate given instead of the member's own
+FIT_BY = float(os.environ.get("ENGINE_EVAL_FIT_BY", "inf"))
 # insert deadline
 
 
@@ -81,22 +97,41 @@ class EarlyStopped(BaseEstimator):
                 classes = len(np.unique(y)) if classify else 1
                 cap = max(size, ROUNDS_HEADROOM * size * min(classes, TEN_CLASSES) // max(classes, 1))
                 started = time.monotonic()
-                rounds, loss = self._stopping_round(X, y, size_param, cap, classify, {})
+                if found is None and not resized:
+                    rounds, loss, cap = self._paced_reading(X, y, size_param, cap, classify, key)
+                else:
+                    rounds, loss = self._stopping_round(X, y, size_param, cap, classify, dict(SPED_UP.get(key, {})))
                 took = time.monotonic() - started
                 if resized and loss is not None:
-                    CAPACITY[key], rounds = self._read_capacity(X, y, size_param, cap, classify, rounds, loss, took)
+                    CAPACITY[key], rounds = self._read_capacity(X, y, size_param, cap, classify, rounds, loss, took,
+                                                                SPED_UP.get(key, {}))
                 found = STOPPING_ROUNDS[key] = (rounds, len(X), took)
                 READING_S[0] += time.monotonic() - started
             self.n_rounds_ = found[0]
-        sized_as = {size_param: self.n_rounds_, **CAPACITY.get(key, {})}
+        sized_as = {size_param: self.n_rounds_, **SPED_UP.get(key, {}), **CAPACITY.get(key, {})}
         self.estimator_ = clone(self.estimator).set_params(**sized_as).fit(X, y)
         if hasattr(self.estimator_, "classes_"):
             self.classes_ = self.estimator_.classes_
         return self
 
-    def _stopping_round(self, X, y, size_param, cap, classify, params):
+    def _paced_reading(self, X, y, size_param, cap, classify, key):
+        """The first reading, paced to FIT_BY (the comment at PACE_ROUNDS): its rounds, loss and
+        the cap it read up to."""
+        try:
+            return (*self._stopping_round(X, y, size_param, cap, classify, {}, pace=True), cap)
+        except TooSlow as slow:
+            speedup = min(MAX_SPEEDUP, slow.speedup)
+            rate = self.estimator.get_params()["learning_rate"] * speedup
+            SPED_UP[key] = {"learning_rate": rate}
+            print(f"Learning {speedup:.2f} times faster to fit the window given: learning_rate {rate:.4g}")
+            cap = max(1, int(cap / speedup))
+            return (*self._stopping_round(X, y, size_param, cap, classify, dict(SPED_UP[key])), cap)
+
+    def _stopping_round(self, X, y, size_param, cap, classify, params, pace=False):
         """The best number of rounds (`params` set) and the held-out loss there (None when the
-        booster does not report one)."""
+        booster does not report one). ``pace``: raise TooSlow when this member's work at the pace
+        of the first rounds would not end by FIT_BY (LightGBM only: scikit-learn's boosters take
+        no callback)."""
         # A class of one row cannot be split into a stratified held-out tenth (scikit-learn's
         # boosters always stratify theirs): the reading leaves it out, the fit after keeps it.
         keep = np.bincount(y)[y] >= 2 if classify else None
@@ -107,8 +142,11 @@ class EarlyStopped(BaseEstimator):
 
             strata = y if classify else None
             X_a, X_b, y_a, y_b = train_test_split(X, y, test_size=0.1, random_state=SEED, stratify=strata)
+            callbacks = [early_stopping(self.patience, verbose=False)]
+            if pace and FIT_BY < float("inf"):
+                callbacks.append(_pacer((1 + FITS_AFTER_READING) * cap + self.patience))
             probe = clone(self.estimator).set_params(**{size_param: cap, **params}).fit(
-                X_a, y_a, eval_set=[(X_b, y_b)], callbacks=[early_stopping(self.patience, verbose=False)])
+                X_a, y_a, eval_set=[(X_b, y_b)], callbacks=callbacks)
             losses = list(probe.best_score_.get("valid_0", {}).values())
             return max(1, int(probe.best_iteration_ or cap)), (float(losses[0]) if losses else None)
         # scikit-learn's boosters hold out their own tenth (stratified for classes) and stop once
@@ -122,7 +160,7 @@ class EarlyStopped(BaseEstimator):
         loss = -float(np.max(scores)) if scores is not None and len(scores) else None
         return (cap if fitted >= cap else max(1, fitted - self.patience)), loss
 
-    def _read_capacity(self, X, y, size_param, cap, classify, rounds, loss, took):
+    def _read_capacity(self, X, y, size_param, cap, classify, rounds, loss, took, sped_up):
         """Bigger trees while they do better on the held-out tenth and the time holds their
         reading (module comment above): the tree size to refit with ({} for the given one) and
         its rounds."""
@@ -133,7 +171,7 @@ class EarlyStopped(BaseEstimator):
         best, leaves = {}, given[name]
         while leaves * CAPACITY_STEP <= MAX_LEAVES and RESIZE_COST * CAPACITY_COST * took < DEADLINE - time.time():
             trial, started = {name: leaves * CAPACITY_STEP}, time.monotonic()
-            trial_rounds, trial_loss = self._stopping_round(X, y, size_param, cap, classify, trial)
+            trial_rounds, trial_loss = self._stopping_round(X, y, size_param, cap, classify, {**sped_up, **trial})
             took = time.monotonic() - started
             if trial_loss is None or not trial_loss < loss:
                 break
@@ -147,6 +185,29 @@ class EarlyStopped(BaseEstimator):
 
     def predict_proba(self, X):
         return self.estimator_.predict_proba(X)
+
+
+class TooSlow(Exception):
+    def __init__(self, speedup):
+        super().__init__(f"{speedup:.2f} times too slow for the deadline")
+        self.speedup = speedup
+
+
+def _pacer(rounds):
+    """A LightGBM callback timing the rounds after the first (which also bins the data): past
+    PACE_ROUNDS, TooSlow when ``rounds`` of them would not end by FIT_BY."""
+    began = []
+
+    def pace(env):
+        done = env.iteration - env.begin_iteration
+        if done == 0:
+            began.append(time.monotonic())
+        elif done == PACE_ROUNDS:
+            per_round = (time.monotonic() - began[0]) / PACE_ROUNDS
+            need, left = PACE_MARGIN * per_round * (rounds - done), FIT_BY - time.time()
+            if need > left:
+                raise TooSlow(need / max(left, 1e-3))
+    return pace
 
 
 def _worth_reading_again(found, rows):
