@@ -257,12 +257,15 @@ def media_bench(args: argparse.Namespace, python: str, work: Path) -> list[dict]
 
 
 def media_report(rows: list[dict], strategies: list[str]) -> str:
-    """The development and held-out sets apart, and within each every kind apart: a table and a
-    summary each, against the peers of that kind."""
+    """The development set, the blind held-out set and the burned held-out tasks apart (a task in
+    the set the protocol puts it in now: rules 6 and 8 of docs/heldout-protocol.md), and within
+    each every kind apart: a table and a summary each, against the peers of that kind."""
     from bench.bench_automl import SET_TITLES, summary, table
+    from engine.tasks.protocol import MEDIA_BURNED
 
+    rows = [{**r, "set": "burned"} if r["task"] in MEDIA_BURNED else r for r in rows]
     blocks = []
-    for key in ("dev", "heldout"):
+    for key in ("dev", "heldout", "burned"):
         for kind in KINDS:
             part = [r for r in rows if r.get("set") == key and r.get("kind") == kind]
             if part:
@@ -272,11 +275,33 @@ def media_report(rows: list[dict], strategies: list[str]) -> str:
     return "\n\n".join(blocks) or "no row of a text or image task"
 
 
+def kept_media_rows(paths: list[Path], limit: int, seeds: list[int]) -> list[dict]:
+    """The rows of ``paths`` run at ``limit`` with one of ``seeds``; of several for a task and seed,
+    the one measured on the latest commit (``provenance``), then the one of the later file."""
+    from bench.automl_results import read_rows
+    from bench.heldout_tables import commit_time
+    from engine.tasks.protocol import MEDIA_KINDS
+
+    found = [{**row, "from": path.name} for path in paths for row in read_rows(path)
+             if int(row["limit"]) == limit and int(row["seed"]) in seeds and row["task"] in MEDIA_KINDS]
+    times = {c: commit_time(c) or 0 for c in {str((r.get("provenance") or {}).get("commit", "")) for r in found} if c}
+    found.sort(key=lambda r: times.get(str((r.get("provenance") or {}).get("commit", "")), 0))   # stable: file order
+    return list({(r["task"], int(r["seed"])): r for r in found}.values())
+
+
 def media_main(args: argparse.Namespace, python: str) -> None:
-    """``bench_automl.py --media``: the text and image tasks against their own peers."""
+    """``bench_automl.py --media``: the text and image tasks against their own peers; with
+    ``--report``, the report of kept rows alone (the commit each row was measured on is named)."""
     import contextlib
     import tempfile
 
+    if args.report is not None:
+        rows = kept_media_rows(args.report, args.time_limit, args.seeds)
+        commits = sorted({str((r.get("provenance") or {}).get("commit", "?"))[:7] for r in rows})
+        print(f"--time-limit {args.time_limit} s, seeds {args.seeds}; kept rows from "
+              f"{', '.join(sorted({r['from'] for r in rows}))}, measured on commits {', '.join(commits)}")
+        print(media_report(rows, args.strategies))
+        return
     with contextlib.ExitStack() as stack:
         if args.keep is None:
             work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-media-")))

@@ -112,6 +112,27 @@ def test_the_report_keeps_the_sets_and_the_kinds_apart_each_with_its_own_peers()
     assert "vs TF-IDF + LR: ahead on 0/1, within 1 % on 0/1" in text.split("image tasks")[0].split("## Held-out")[1]
 
 
+def test_kept_rows_report_a_burned_task_apart_and_a_later_row_replaces_an_earlier_one(tmp_path):
+    """``bench_automl.py --media --report``: rules 6 and 8, a burned task stays in the report, apart."""
+    from engine.tasks.protocol import MEDIA_BURNED, MEDIA_HELD_OUT, kind_of
+
+    burned, blind = next(iter(MEDIA_BURNED)), MEDIA_HELD_OUT[0]
+    kinds = {burned: kind_of(burned), blind: kind_of(blind)}
+    def row(task, ours, limit=120):
+        return {**_row(task, "heldout", kinds[task], ours, **dict.fromkeys(peers.PEERS_BY_KIND[kinds[task]], 0.4)),
+                "limit": limit}
+
+    first, later = tmp_path / "first.json", tmp_path / "later.json"
+    first.write_text(json.dumps([row(burned, 0.5), row(blind, 0.5)]))
+    later.write_text(json.dumps([row(blind, 0.9), row(blind, 0.1, limit=600)]))
+    rows = peers.kept_media_rows([first, later], 120, [0, 1, 2])
+    assert sorted((r["task"], r["mle-star"]["score"], r["from"]) for r in rows) == sorted(
+        [(burned, 0.5, "first.json"), (blind, 0.9, "later.json")])
+    heads = [line for line in peers.media_report(rows, ["mle-star"]).splitlines() if line.startswith("## ")]
+    assert f"## Held-out set (not tuned on): {kinds[blind]} tasks" in heads
+    assert f"## Burned held-out tasks (read to debug or to decide a change; still reported): {kinds[burned]} tasks" in heads
+
+
 def test_the_media_tasks_of_each_set_and_a_name_that_is_none_refused():
     from engine.tasks.protocol import MEDIA_DEVELOPMENT, MEDIA_EVER_HELD_OUT
 
