@@ -116,11 +116,23 @@ def _phase1_best_test(run_id: str, db: Path, task_dir: Path, rule: Score) -> flo
     return _grade(task_dir, db.parent / run_id / "evals" / safe_dir_name(best[0]) / "final" / "submission.csv")
 
 
+# A contender "<strategy>+slice" is the strategy with a held-back slice for its final choice
+# (docs/final-choice-slice.md), so one bench run sets it beside the strategy without it.
+WITH_SLICE = "+slice"
+
+
+def engine_args(strategy: str) -> tuple[str, ...]:
+    """``engine start``'s strategy and settings for a contender named ``strategy``."""
+    if strategy.endswith(WITH_SLICE):
+        return ("--strategy", strategy.removesuffix(WITH_SLICE), "--set", "hidden_slice=true")
+    return ("--strategy", strategy)
+
+
 def run_engine(task: str, task_dir: Path, strategy: str, preset: str, seed: int, limit: int, db: Path,
                rule: Score) -> dict:
-    run_id = f"{task}-{strategy}-{seed}"
+    run_id = f"{task}-{strategy.replace('+', '-')}-{seed}"
     start = time.monotonic()
-    proc = _engine("start", "--task", str(task_dir), "--strategy", strategy, "--agent", "builtin",
+    proc = _engine("start", "--task", str(task_dir), *engine_args(strategy), "--agent", "builtin",
                    "--preset", preset, "--seed", str(seed), "--time-limit", str(limit), "--run-id", run_id,
                    "--json", db=db)
     wall = time.monotonic() - start

@@ -76,6 +76,11 @@ class PipelineConfig(BaseModel):
     # (a config recorded before this field existed). The time preset sets 1: a long run takes
     # many steps, and a win by less than the noise flatters the winner, not the model.
     noise_margin_se: float = Field(default=0.0, ge=0.0)
+    # Whether a new run holds back a slice of its training rows from the search, to choose the
+    # final solution on (events.hidden, docs/final-choice-slice.md). Read once, when the run is
+    # created: what a run held back is its HiddenSliceDrawn event, not this setting. Off until its
+    # effect is measured on the held-out set (docs/decisions/0033-final-choice-on-held-back-rows.md).
+    hidden_slice: bool = False
     # dontAsk + the role's tools as the allow-list: runs unattended, also under root, where the
     # Claude CLI refuses bypassPermissions.
     permission_mode: str = "dontAsk"
@@ -150,6 +155,8 @@ class PipelineConfig(BaseModel):
             data.pop("step_policy")
         if isinstance(data, dict) and data.get("noise_margin_se") == 0.0:
             data.pop("noise_margin_se")
+        if isinstance(data, dict) and data.get("hidden_slice") is False:
+            data.pop("hidden_slice")
         if isinstance(data, dict) and data.get("lone_evaluations_use_all_cores") is False:
             data.pop("lone_evaluations_use_all_cores")
         if isinstance(data, dict) and not data.get("model_prices"):

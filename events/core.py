@@ -360,10 +360,12 @@ class EvaluationCompleted(EffectResult):
     metric on fixed groups of the validation rows when the script prints them
     (``Validation Score Groups:``, ``handlers.script_lines``), from which a refinement's gain is
     weighed against the noise of the validation estimate (``events.score.Score.clears_noise``);
-    ``None``: not printed (every v4 log)."""
+    ``None``: not printed (every v4 log). v6 adds ``hidden_score``: the grade of the rows the
+    run held back from the search (``events.hidden``), cut out of the submission the script
+    wrote; ``None``: no slice, no submission covering it, or a v5 log."""
 
     type_name: ClassVar[str] = "EvaluationCompleted"
-    version: ClassVar[int] = 5
+    version: ClassVar[int] = 6
 
     result: EvaluationResult
     peak_rss_mb: float | None = None
@@ -373,6 +375,7 @@ class EvaluationCompleted(EffectResult):
     final_run_estimate_s: float | None = None
     scored_rows: int | None = Field(default=None, gt=0)
     score_groups: tuple[float | None, ...] | None = None
+    hidden_score: float | None = None
 
 
 @upcaster("EvaluationCompleted", 1)
@@ -397,6 +400,12 @@ def _evaluation_completed_v3_to_v4(payload: dict[str, Any]) -> dict[str, Any]:
 def _evaluation_completed_v4_to_v5(payload: dict[str, Any]) -> dict[str, Any]:
     """No v4 script printed group scores: every comparison falls to the plain rule."""
     return {**payload, "score_groups": None}
+
+
+@upcaster("EvaluationCompleted", 5)
+def _evaluation_completed_v5_to_v6(payload: dict[str, Any]) -> dict[str, Any]:
+    """No v5 run held rows back from its search: nothing was graded on them."""
+    return {**payload, "hidden_score": None}
 
 
 # --- time and cancellation -------------------------------------------------------------------

@@ -30,6 +30,7 @@ from handlers.workflow import Workflow
 STDERR_TAIL = 2000
 SUBMISSIONS_KEY = "evaluation/valid-submissions"  # solution id -> the valid submission its run left
 SCORE_GROUPS_KEY = "evaluation/score-groups"     # solution id -> the group values its score came with
+HIDDEN_SCORES_KEY = "evaluation/hidden-scores"   # solution id -> its grade on the run's held-back rows
 # (scope, solution id, purpose) -> that script's clean evaluation in that scope. A script is run
 # again only when it failed: an identical one gives the same result (the scripts are seeded), and
 # a path whose planner has run out of new settings writes the same scripts again, each rerun time
@@ -264,6 +265,8 @@ def _conclude(wf: Workflow, tries: _Attempts, last: _Version, attempts: int, req
         _valid_submissions(wf)[kept_id] = done.submission
     if groups is not None:   # read by id where a step weighs its gain (replaces_incumbent)
         _score_groups(wf)[kept_id] = groups
+    if not fell_back and kept.score is not None:
+        note_hidden_score(wf, kept_id, done.hidden_score)
     return Evaluated(solution=kept, solution_id=kept_id, result=result, submission=done.submission,
                      fell_back=fell_back, debug_attempts=attempts, versions=tries.versions, scored_rows=rows)
 
@@ -297,6 +300,22 @@ def replaces_incumbent(wf: Workflow, rule: Score, new: float | None, new_id: str
          noise=paired_noise(rule, new_groups, old_groups), margin_se=wf.config.noise_margin_se,
          solution_id=new_id, incumbent_id=old_id)
     return False
+
+
+def note_hidden_score(wf: Workflow, solution_id: str, hidden_score: float | None) -> None:
+    """Keep the grade on the held-back rows of a clean, scored evaluation of ``solution_id``
+    (``handlers.hidden_choice`` reads it); a run without a slice never has one."""
+    if hidden_score is not None:
+        _hidden_scores(wf)[solution_id] = hidden_score
+
+
+def hidden_score_of(wf: Workflow, solution_id: str) -> float | None:
+    """The held-back grade of the last clean, scored evaluation of ``solution_id``, if any."""
+    return _hidden_scores(wf).get(solution_id)
+
+
+def _hidden_scores(wf: Workflow) -> dict[str, float]:
+    return wf.shared(HIDDEN_SCORES_KEY, dict)
 
 
 def submission_of(wf: Workflow, solution_id: str) -> SubmissionInfo | None:

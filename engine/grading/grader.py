@@ -91,16 +91,41 @@ def _no_answers(task: LoadedTask) -> TaskError:
     )
 
 
-def _read_answers(task: LoadedTask) -> pd.DataFrame:
-    if task.answers is None:
+def _read_answers(task: LoadedTask, path: Path | None = None) -> pd.DataFrame:
+    """The task's private answers, or ``path`` when given (another answers file in their shape)."""
+    path = path if path is not None else task.answers
+    if path is None:
         raise _no_answers(task)
     try:
-        answers = pd.read_csv(task.answers)
+        answers = pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise TaskError(f"{task.answers}: cannot read the answers: {exc}") from exc
+        raise TaskError(f"{path}: cannot read the answers: {exc}") from exc
     if task.id_column not in answers.columns:
-        raise TaskError(f"{task.answers}: no id column {task.id_column!r}")
+        raise TaskError(f"{path}: no id column {task.id_column!r}")
     return answers
+
+
+def _score_aligned(task: LoadedTask, answers: pd.DataFrame, sub: pd.DataFrame) -> tuple[float | None, str]:
+    """``sub``'s score against ``answers`` with the task's metric, or None and why it cannot be
+    scored; the one place shape checks, row alignment and scoring happen, whatever the answers."""
+    problem = _shape_problem(task, sub, answers)
+    if problem:
+        return None, problem
+    # Put the submission in the answers' row order so the metric compares like with like.
+    keyed = sub.set_axis(_ids(sub[task.id_column]), axis=0)
+    aligned = keyed.loc[_ids(answers[task.id_column])].reset_index(drop=True)
+    try:
+        return score_predictions(task.scoring, answers, aligned), ""
+    except SubmissionError as exc:
+        return None, str(exc)
+
+
+def score_on_answers(task: LoadedTask, answers: Path, submission: pd.DataFrame) -> tuple[float | None, str]:
+    """Grade ``submission`` against the answers file ``answers`` instead of the task's own, by the
+    task's metric and rules: how rows held back from the training file are graded after a run
+    predicted them. ``(score, "")``, or ``(None, reason)`` for a submission that cannot be scored;
+    raises ``TaskError`` when the answers cannot be read or do not fit the metric."""
+    return _score_aligned(task, _read_answers(task, Path(answers)), submission)
 
 
 def grade_submission(task: LoadedTask, submission: Path | str) -> GradeReport:
@@ -133,17 +158,9 @@ def grade_submission(task: LoadedTask, submission: Path | str) -> GradeReport:
         sub = pd.read_csv(submission)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         return invalid(f"cannot read the submission as CSV: {exc}")
-    problem = _shape_problem(task, sub, answers)
-    if problem:
+    score, problem = _score_aligned(task, answers, sub)
+    if score is None:
         return invalid(problem)
-
-    # Put the submission in the answers' row order so the metric compares like with like.
-    sub.index = _ids(sub[task.id_column])
-    aligned = sub.loc[_ids(answers[task.id_column])].reset_index(drop=True)
-    try:
-        score = score_predictions(task.scoring, answers, aligned)
-    except SubmissionError as exc:
-        return invalid(str(exc))
 
     return GradeReport(**report, **_medals(Score(info.direction), score, board), score=score,
                        submission_exists=True, valid_submission=True)

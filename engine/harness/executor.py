@@ -16,6 +16,7 @@ import structlog
 
 from engine.harness.environment import build_execution_env, withhold_secrets
 from engine.harness.evaluate import evaluate_code
+from engine.harness.held_back import HeldBack, cut_and_grade
 from engine.harness.process import KILL_GRACE_SECONDS
 from engine.harness.results import take_final_run_estimate
 from engine.harness.submission import SUBMISSION_FILENAME, check_submission
@@ -62,6 +63,16 @@ class EvalContext:
     env_pass: tuple[str, ...] = ()
     # The task's metric: a final submission must also hold what it scores (harness/submission.py).
     metric: str | None = None
+    # The slice of training rows the run holds back from its search (harness/held_back.py).
+    held_back: HeldBack | None = None
+
+    def data_dir(self, request: EvaluationRequested) -> Path:
+        """What this evaluation's script reads as ``./input``: the held-back slice's view for a
+        search step, the task's own data for finalization's test script (and every run without
+        a slice)."""
+        if self.held_back is not None and self.held_back.reads_view(request.purpose):
+            return self.held_back.slice.view_dir
+        return self.task_dir
 
 
 def eval_dir_for(run_dir: str | Path, effect_id: str) -> Path:
@@ -83,6 +94,9 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
       ``ENGINE_EVAL_DEADLINE``) and, when ``request.fit_within_s`` is set, the time it is asked
       to fit its work to (``ENGINE_EVAL_FIT_BY``);
     * a rejected script (empty, exit call) is an error result with the rejection message;
+    * with a held-back slice (``ctx.held_back``), a search step's script reads the slice's view
+      and the held-back rows of the submission it wrote are cut out and graded first
+      (``hidden_score``); finalization's test script reads the task's own data;
     * ``submission`` is filled when ``request.expect_submission``: ``final/submission.csv``
       checked against ``ctx.sample_submission``;
     * ``elapsed_s`` stays 0: the engine stamps it.
@@ -94,7 +108,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
     eval_dir = eval_dir_for(ctx.run_dir, request.effect_id)
     policy = evaluation_sandbox_policy(request, ctx)
     sandbox = Sandbox(policy) if policy.mode == "bwrap" else None
-    prepare_evaluation_directory(eval_dir, ctx.task_dir, "bind" if sandbox else ctx.input_mode)
+    prepare_evaluation_directory(eval_dir, ctx.data_dir(request), "bind" if sandbox else ctx.input_mode)
     log.info("harness.evaluation.start", effect_id=request.effect_id, solution_id=request.solution_id,
              dir=str(eval_dir), timeout=request.timeout_s, sandbox=policy.mode)
     env = build_execution_env(_gpu_indices(ctx.gpu_info), passed=ctx.env_pass, cores=request.cores)
@@ -113,9 +127,13 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
     finally:
         _drop_copied_inputs(eval_dir / "input")
     result, estimate = take_final_run_estimate(withhold_secrets(evaluation.result, env))
+    written = eval_dir / "final" / SUBMISSION_FILENAME
+    hidden_score = None
+    if ctx.held_back is not None and ctx.held_back.reads_view(request.purpose) and written.is_file():
+        hidden_score = cut_and_grade(ctx.held_back, written).score  # before the file is checked or kept
     submission = None
     if request.expect_submission:
-        submission = check_submission(eval_dir / "final" / SUBMISSION_FILENAME, ctx.sample_submission, ctx.metric)
+        submission = check_submission(written, ctx.sample_submission, ctx.metric)
     log.info("harness.evaluation.complete", effect_id=request.effect_id, score=result.score,
              is_error=result.is_error, exit_code=result.exit_code,
              submission_valid=submission.valid if submission else None)
@@ -129,6 +147,7 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
         final_run_estimate_s=estimate,
         scored_rows=scored_rows(result.stdout),
         score_groups=score_groups(result.stdout),
+        hidden_score=hidden_score,
     )
 
 
@@ -139,12 +158,13 @@ def evaluation_sandbox_policy(request: EvaluationRequested, ctx: EvalContext) ->
     ``none``: everything the engine's user can read was visible).
     """
     eval_dir = eval_dir_for(ctx.run_dir, request.effect_id)
-    protected = (*private_answers_of(ctx.task_dir), *ctx.protected)
+    held_back = ctx.held_back.protected() if ctx.held_back is not None else ()
+    protected = (*private_answers_of(ctx.task_dir), *held_back, *ctx.protected)
     if ctx.sandbox_mode == "none":
         return SandboxPolicy(mode="none", cwd=str(eval_dir.absolute()), private_tmp=False, pid_namespace=False,
                              limits=SandboxLimits(memory_mb=ctx.memory_limit_mb),
                              protected=tuple(str(Path(p).resolve()) for p in protected))
-    return evaluation_policy(ctx.sandbox_mode, eval_dir=eval_dir, public_dir=ctx.task_dir,
+    return evaluation_policy(ctx.sandbox_mode, eval_dir=eval_dir, public_dir=ctx.data_dir(request),
                              key=f"{Path(ctx.run_dir).name}/{request.effect_id}",
                              memory_mb=ctx.memory_limit_mb, timeout_s=request.timeout_s, protected=protected,
                              limits=ctx.sandbox_limits)

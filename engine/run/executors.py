@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -18,6 +18,9 @@ from events.core import AgentCallFailed, AgentCallRequested, EvaluationCompleted
 from events.domain import EvaluationResult, PipelineConfig
 from events.sandbox import SandboxMode
 from replay.state import PendingEffect, PipelineState
+
+if TYPE_CHECKING:
+    from engine.harness.held_back import HeldBack
 
 
 @dataclass
@@ -93,11 +96,12 @@ def sandbox_mode_for(config: PipelineConfig) -> SandboxMode:
 def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBackend,
                    record: Callable[[Any, str], None] | None = None,
                    protected: tuple[str, ...] = (), sandbox_mode: SandboxMode = "none",
-                   clock: Callable[[], float] | None = None) -> Executors:
+                   clock: Callable[[], float] | None = None, held_back: HeldBack | None = None) -> Executors:
     """``record`` appends a bookkeeping event (spend seen by the agent executor);
     ``sandbox_mode``: bwrap|none (see ``sandbox_mode_for``); ``protected``: host paths no
     evaluation may see (the database), besides the task's private answers; ``clock``: the
-    driver's driven time, from which an agent call's deadline becomes its time limit."""
+    driver's driven time, from which an agent call's deadline becomes its time limit;
+    ``held_back``: the slice of training rows the run holds back from its search (events/hidden.py)."""
     from engine.run.agent_calls import AgentExecutor
 
     gpu = gpu_info()
@@ -115,7 +119,8 @@ def make_executors(driver_state: Callable[[], PipelineState], backend: AgentBack
         ctx = EvalContext(run_dir=run.run_dir, task_dir=task_dir,
                           sample_submission=sample, metric=run.task.evaluation_metric,
                           subsample_limit=cfg.subsample_limit, memory_limit_mb=cfg.memory_limit_mb, gpu_info=gpu,
-                          sandbox_mode=sandbox_mode, protected=protected, env_pass=cfg.eval_env_pass)
+                          sandbox_mode=sandbox_mode, protected=protected, env_pass=cfg.eval_env_pass,
+                          held_back=held_back)
         if cfg.evaluation_executor == "ray":
             from engine.run.ray_eval import evaluate_on_ray
 

@@ -26,6 +26,7 @@ from engine.run.clock import command_clock_started, process_started_monotonic, s
 from engine.run.driver import Driver
 from engine.run.errors import EngineError
 from engine.run.executors import gpu_info, make_backend, make_executors, preflight, sandbox_mode_for
+from engine.run.held_back import draw_for_run, held_back_of, recorded_slice
 from engine.run.locations import (
     DEFAULT_DB,
     DEFAULT_RUNS_DIR,
@@ -51,6 +52,7 @@ from store.chain import require_intact_chain
 from store.run_ids import check_run_id
 
 if TYPE_CHECKING:  # the task loader (pandas) is imported only by the commands that load a task
+    from engine.harness.held_back import HeldBack
     from engine.tasks import LoadedTask
 
 
@@ -92,27 +94,39 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
             raise EngineError("a task is required (--task NAME|DIR)")
         refuse_run_dir_in_task(run_dir, task_spec)
         task = prepare_task(task_spec, run_dir / "task")
-    startup_s = 0.0 if clock_started is None else round(time.monotonic() - clock_started, 6)
-    refuse_spent_startup(config, startup_s, run_dir if made_here else None)
+    refuse_spent_startup(config, _startup_s(clock_started), run_dir if made_here else None)
     run_dir.mkdir(parents=True, exist_ok=True)
+    _claim(store, run_id, strategy, task.label)
+    held_back = draw_for_run(config, task_of_run(run_dir, task.public_dir), run_dir, seed)
+    startup_s = _startup_s(clock_started)  # the slice drawn counts too
     sandbox_notice = _resolve_sandbox(config)
     started = RunStarted(strategy=strategy, backend=backend_name, seed=seed, config=config.model_dump(mode="json"),
                          task=task.description, task_dir=str(task.public_dir.resolve()),
                          run_dir=str(run_dir.resolve()), deterministic_order=deterministic_order,
                          params=dict(params or {}), patches=adopted_by_new_runs(), elapsed_s=startup_s)
     decisions = Runtime(main).feed(started)
+    store.append(run_id, [NewEvent(event=started, scope="run"),
+                          *[NewEvent(event=d.event, scope=d.scope, causation_seq=1) for d in decisions],
+                          NewEvent(event=sandbox_notice, scope="run", causation_seq=1),
+                          NewEvent(event=held_back, scope="run", causation_seq=1),
+                          *([NewEvent(event=selection, scope="run", causation_seq=1)] if selection is not None else [])],
+                 expected_seq=0)
+    return run_id
+
+
+def _startup_s(clock_started: float | None) -> float:
+    return 0.0 if clock_started is None else round(time.monotonic() - clock_started, 6)
+
+
+def _claim(store: Any, run_id: str, strategy: str, label: str) -> None:
+    """Register the run id in the store before anything is written into its folder: a live run's
+    id is refused here (RunExists), before its files could be touched."""
     try:
-        store.create_run(run_id, strategy=strategy, task=task.label)
+        store.create_run(run_id, strategy=strategy, task=label)
     except RunExists:
         if store.last_seq(run_id) != 0:
             raise
         # created by a start that died before its first append: nothing was recorded, take it over
-    store.append(run_id, [NewEvent(event=started, scope="run"),
-                          *[NewEvent(event=d.event, scope=d.scope, causation_seq=1) for d in decisions],
-                          NewEvent(event=sandbox_notice, scope="run", causation_seq=1),
-                          *([NewEvent(event=selection, scope="run", causation_seq=1)] if selection is not None else [])],
-                 expected_seq=0)
-    return run_id
 
 
 def time_left_problems(config: PipelineConfig, startup_s: float) -> list[str]:
@@ -221,7 +235,7 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
                                protected=(str(Path(db_file).resolve()),) if db_file and "://" not in str(db_file) else (),
                                sandbox_mode=recorded_sandbox_mode(store, run_id,
                                                                   PipelineConfig.model_validate(state.config)),
-                               clock=lambda: holder["d"].elapsed())
+                               clock=lambda: holder["d"].elapsed(), held_back=_held_back(store, run_id, state))
     driver = Driver(store, run_id, main=main, executors=executors, on_commit=on_commit,
                     handle_signals=handle_signals)
     holder["d"] = driver
@@ -242,6 +256,14 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
     final = await driver.run()
     store.set_status(run_id, final.status)
     return final
+
+
+def _held_back(store: EventStore, run_id: str, state: PipelineState) -> HeldBack | None:
+    """The slice the run held back at its start, with the task its answers are graded by."""
+    drawn = recorded_slice(store, run_id)
+    if drawn is None or drawn.rows == 0:
+        return None
+    return held_back_of(drawn, task_of_run(Path(state.run_dir), Path(state.task_dir)))
 
 
 class RunFilesMissing(EngineError):

@@ -23,7 +23,7 @@ from events.enums import SolutionPhase
 from events.evolution import DebugAttempted
 from events.score import usable
 from handlers.debugloop import DebugRules, debug_loop
-from handlers.evaluation import bug_text
+from handlers.evaluation import bug_text, note_hidden_score
 from handlers.evolution.genes import parse_genes, structure_error
 from handlers.evolution.prompts import debug_request, review_request
 from handlers.prompts import longest_fenced_block
@@ -103,6 +103,8 @@ async def check(wf: Workflow, version: Version, *, name: str) -> Version:
     version.error = _tail(failure_of(done, timeout), ERROR_TAIL)
     version.ok = not version.error
     version.score = result.score if version.ok else None
+    if version.ok:
+        note_hidden_score(wf, version.solution_id, done.hidden_score)
     return version
 
 

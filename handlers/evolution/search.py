@@ -40,7 +40,7 @@ from events.core import PhaseCompleted, PhaseStarted
 from events.errors import PipelineError
 from events.evolution import EpochCompleted, EvolutionStopped, FinalNodeSelected, PhaseOneEnded
 from events.pipeline import WorkCut
-from events.values import SolutionScript
+from events.values import SolutionScript, solution_id_of
 from handlers.deadline import Deadline
 from handlers.evolution.journal import Journal, Node
 from handlers.evolution.profiles import evolve_profiles, seed_profiles
@@ -48,11 +48,12 @@ from handlers.evolution.steps import SOLUTION_PHASE, Phase, plan_step, run_step
 from handlers.evolution.summary import run_summary
 from handlers.finalization import finalize_within
 from handlers.futures import Cancelled, Task
+from handlers.hidden_choice import Candidate, choose_on_held_back
 from handlers.money import search_share_spent, stop_ends_search
 from handlers.run_end import end_run
 from handlers.step_policy import StepTimer, agent_and_eval_prior, room_for_another, time_driven
 from handlers.timebudget import TimePlan
-from handlers.toolkit import info, warn
+from handlers.toolkit import info, score_rule, warn
 from handlers.workflow import Workflow
 
 Halt = Literal["time_limit", "cost_limit"]
@@ -60,6 +61,8 @@ PhaseOneReason = Literal["target_reached", "budget_exhausted", "time_limit", "co
 StopReason = Literal["budget_exhausted", "time_limit", "cost_limit", "valid_pool_too_small"]
 
 SEARCH = "evolve"
+# How many of the best valid nodes the held-back rows choose the final among (with the best).
+HELD_BACK_FINALISTS = 5
 
 
 def phase1_log_line(nodes: int, valid: int, target: int) -> tuple[str, str]:
@@ -258,9 +261,27 @@ class Search:
                 raise PipelineError("the evolutionary search produced no node with a score",
                                     diagnostics={"nodes": len(self.journal), "dead": self.journal.dead_count()})
             warn(self.wf, "no valid node; finishing with a node the review flagged buggy", node=best.id)
+        else:
+            chosen = self.on_held_back(best)
+            if chosen is not best:
+                best, reason = chosen, "graded best on the held-back rows among the best valid nodes (FinalChoiceMade)"
         self.wf.record(FinalNodeSelected(node_id=best.id, solution_id=best.event.solution_id or "", score=best.score,
                                          valid=best.valid, candidates=len(self.journal.valid_pool()), reason=reason))
         return best
+
+    def on_held_back(self, best: Node) -> Node:
+        """The final among the best valid nodes by their grade on the run's held-back rows
+        (``handlers.hidden_choice``); ``best`` when the run held none back."""
+        ranked = sorted(self.journal.valid_pool(), key=lambda n: -(n.fitness or 0.0))[:HELD_BACK_FINALISTS]
+        by_id = {solution_id_of(n.code): n for n in [*ranked, best]}
+
+        def candidate(n: Node) -> Candidate:
+            return Candidate(SolutionScript(content=n.code, phase=SOLUTION_PHASE[n.operator], score=n.score),
+                             f"node {n.id}")
+
+        chosen = choose_on_held_back(self.wf, score_rule(self.wf), [candidate(n) for n in ranked if n is not best],
+                                     candidate(best))
+        return by_id[solution_id_of(chosen.solution.content)]
 
     async def finish(self, wf: Workflow) -> None:
         best = self.select_final()

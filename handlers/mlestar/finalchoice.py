@@ -1,4 +1,5 @@
-"""Which solution MLE-STAR hands to finalization after Phase 3 (docs/decisions/0001-final-choice.md).
+"""Which solution MLE-STAR hands to finalization after Phase 3 (docs/decisions/0001-final-choice.md),
+and, when the run held rows back from its search, the choice on them (``final_on_held_back``).
 
 The final is the best solution on validation among the solutions Phase 3 received (each Phase 2
 path's own best) and the ensembles Phase 3 scored — one rule, whether Phase 3 completed, failed
@@ -28,10 +29,13 @@ from dataclasses import dataclass
 
 from events.errors import PipelineError
 from events.phase3 import Phase3Outcome
-from events.results import EnsembleAttempt, Phase3Result
+from events.results import EnsembleAttempt, Phase1Result, Phase2Result, Phase3Result
 from events.score import Score, Ties
-from events.values import SolutionScript
+from events.values import SolutionScript, solution_id_of
+from handlers.hidden_choice import Candidate, choose_on_held_back
 from handlers.mlestar.phase3 import best_index
+from handlers.toolkit import score_rule
+from handlers.workflow import Workflow
 
 
 @dataclass(frozen=True)
@@ -76,4 +80,21 @@ def choose_final(rule: Score, inputs: Sequence[SolutionScript], phase3_pick: Sol
                        input_index=None if won else i)
 
 
-__all__ = ["FinalChoice", "best_round", "choose_final", "picked_rows"]
+def final_on_held_back(wf: Workflow, phase1: Phase1Result, phase2_results: Sequence[Phase2Result],
+                       best: SolutionScript, best_score: float) -> tuple[SolutionScript, float]:
+    """The solution to finalize: the validation rule's ``best`` (above), or, when the run held rows
+    back from its search, the best on those rows among Phase 1's solution, each path's best and
+    ``best`` (``handlers.hidden_choice``)."""
+    candidates = [Candidate(phase1.initial_solution.model_copy(update={"score": phase1.initial_score}), "phase1")]
+    candidates += [Candidate(r.best_solution.model_copy(update={"score": r.best_score}), f"phase2/path-{i}")
+                   for i, r in enumerate(phase2_results)]
+    best_id = solution_id_of(best.content)
+    origin = next((c.origin for c in reversed(candidates) if solution_id_of(c.solution.content) == best_id), "phase3")
+    pick = Candidate(best.model_copy(update={"score": best_score}), origin)
+    chosen = choose_on_held_back(wf, score_rule(wf), candidates, pick)
+    score = chosen.solution.score
+    assert score is not None  # only candidates with a validation score compete
+    return chosen.solution, score
+
+
+__all__ = ["FinalChoice", "best_round", "choose_final", "final_on_held_back", "picked_rows"]

@@ -68,7 +68,7 @@ from handlers.deadline import Deadline, DeadlineReached
 from handlers.evaluation import submission_of
 from handlers.finalization import record_own_submission, run_finalization
 from handlers.mlestar.bestsofar import best_so_far, best_solution_id, drafts_left_out, track_best, track_drafts
-from handlers.mlestar.finalchoice import best_round, choose_final, picked_rows
+from handlers.mlestar.finalchoice import best_round, choose_final, final_on_held_back, picked_rows
 from handlers.mlestar.phase1 import first_choice, post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
@@ -157,6 +157,7 @@ class Pipeline:
         if "phase3" in self.todo and self._may_start("phase3"):                  # REQ-OR-014
             phase3, best, best_score = await self.phase3(phase2_results, best, best_score)
 
+        best, best_score = final_on_held_back(wf, phase1, phase2_results, best, best_score)
         final_solution, submission_path, finalization = await self.finalize(best, best_score)  # REQ-OR-016
         result = FinalResult(task=wf.start.task, config=self.config, phase1=phase1,              # REQ-OR-036
                              phase2_results=phase2_results, phase3=phase3, final_solution=final_solution,

@@ -263,3 +263,11 @@ def test_report_prints_the_tables_of_kept_rows_without_fitting_anything(tmp_path
     bad = subprocess.run([sys.executable, str(_PATH), "--report", str(kept), "--code", "no-such-commit"],
                          capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 1 and "--code no-such-commit: not a commit" in bad.stderr
+
+
+def test_a_contender_with_slice_is_the_strategy_with_a_held_back_slice():
+    """``<strategy>+slice`` (docs/final-choice-slice.md): the same strategy, the slice turned on,
+    so one bench run sets the two side by side on the same peers."""
+    assert bench.engine_args("mle-star") == ("--strategy", "mle-star")
+    assert bench.engine_args("mle-star+slice") == ("--strategy", "mle-star", "--set", "hidden_slice=true")
+    assert bench.engine_args("evolve+slice")[:2] == ("--strategy", "evolve")

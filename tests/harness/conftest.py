@@ -1,10 +1,13 @@
-"""Fixtures for the harness tests: a small public task directory and the anyio backend."""
+"""Fixtures for the harness tests: a small public task directory, a real task with a held-back
+slice (tests/support/hidden_slice.py) and the anyio backend."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+
+from tests.support.hidden_slice import drawn, task  # noqa: F401 - fixtures
 
 
 @pytest.fixture

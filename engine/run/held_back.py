@@ -1,0 +1,67 @@
+"""The run's held-back slice on the engine's side: drawn when the run is created, read back by the
+evaluation executor (events/hidden.py, docs/final-choice-slice.md)."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.harness.held_back import HeldBack
+from events.config import PipelineConfig
+from events.hidden import HiddenSliceDrawn
+
+if TYPE_CHECKING:
+    from engine.tasks.model import LoadedTask
+
+SLICE_DIR = "hidden-slice"
+# The slice's event is appended with RunStarted's own decisions, so it is among the first events.
+_SEARCH_EVENTS = 500
+
+
+def draw_for_run(config: PipelineConfig, task: LoadedTask, run_dir: Path, seed: int) -> HiddenSliceDrawn:
+    """Hold back the run's slice under ``<run_dir>/hidden-slice`` (``engine.grading.hidden_slice``),
+    or say why none is held back: the setting is off, or the task's data does not allow one."""
+    if not config.hidden_slice:
+        return HiddenSliceDrawn(rows=0, reason="hidden_slice is off for this run (`--set hidden_slice=true` turns "
+                                               "it on): the final solution is chosen on validation alone")
+    from engine.grading.hidden_slice import NoSlice, draw_hidden_slice
+
+    dest = run_dir / SLICE_DIR
+    if dest.exists():  # left by a start that died before its first append (create_run claimed the id)
+        shutil.rmtree(dest)
+    drawn = draw_hidden_slice(task, seed, dest)
+    if isinstance(drawn, NoSlice):
+        return HiddenSliceDrawn(rows=0, reason=drawn.reason)
+    return HiddenSliceDrawn(rows=drawn.rows, of_rows=drawn.of_rows, view_dir=str(drawn.view_dir.resolve()),
+                            answers=str(drawn.answers.resolve()), ids_digest=drawn.ids_digest)
+
+
+def recorded_slice(store: Any, run_id: str) -> HiddenSliceDrawn | None:
+    """The run's ``HiddenSliceDrawn`` (None: a run created before slices existed)."""
+    from events.base import load_event
+
+    reader = getattr(store, "read_sealed", store.read)(run_id)
+    try:
+        for env in itertools.islice(reader, _SEARCH_EVENTS):
+            if env.type == HiddenSliceDrawn.type_name:
+                event = load_event(env.type, env.version, env.payload)
+                assert isinstance(event, HiddenSliceDrawn)
+                return event
+    finally:
+        reader.close()
+    return None
+
+
+def held_back_of(drawn: HiddenSliceDrawn | None, task: LoadedTask) -> HeldBack | None:
+    """The executor's view of a recorded slice; None when nothing was held back."""
+    if drawn is None or drawn.rows == 0:
+        return None
+    from engine.grading.hidden_slice import HiddenSlice
+
+    return HeldBack(slice=HiddenSlice(view_dir=Path(drawn.view_dir), answers=Path(drawn.answers), rows=drawn.rows,
+                                      of_rows=drawn.of_rows, ids_digest=drawn.ids_digest), task=task)
+
+
+__all__ = ["SLICE_DIR", "HeldBack", "draw_for_run", "held_back_of", "recorded_slice"]
