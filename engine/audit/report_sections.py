@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from html import escape
 from typing import Any
 
+from engine.audit.final_choice_section import final_choice_section
 from engine.audit.lineage import Lineage, build_lineage, describe_decision
 from engine.audit.runlog import AuditError, RunLog, fmt_score, top_phase
 from engine.audit.svg_graph import lineage_svg
@@ -292,6 +293,7 @@ def run_sections(log: RunLog, lineage: Lineage | None, problem: str, *, solution
     spans = phase_spans(log)
     scopes = [p.scope for p in points] + sorted({n.scope for n in s.solutions.values()})
     colours = colour_map(scopes)
+    held_back = final_choice_section(log)
     return [
         Section("score", "Score over driven time",
                 score_section(log, points, spans, colour_map([p.scope for p in points]))),
@@ -299,6 +301,7 @@ def run_sections(log: RunLog, lineage: Lineage | None, problem: str, *, solution
         Section("phases", "Cost, agent calls and time per phase", phase_section(per_phase(log, spans))),
         Section("lineage", "Lineage of the final submission",
                 lineage_section(lineage, colours, problem, solution_href=solution_href, step_limit=limit)),
+        *([Section("final-choice", "The final chosen on held-back rows", held_back)] if held_back else []),
         Section("isolation", "Isolation of the evaluations", sandbox_section(log)),
         Section("notes", "Notes and warnings", notes_section(log, limit)),
     ]

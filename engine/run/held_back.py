@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import structlog
+
 from engine.harness.held_back import HeldBack
 from events.config import PipelineConfig
 from events.hidden import HiddenSliceDrawn
@@ -15,15 +17,18 @@ from events.hidden import HiddenSliceDrawn
 if TYPE_CHECKING:
     from engine.tasks.model import LoadedTask
 
+log = structlog.get_logger(__name__)
+
 SLICE_DIR = "hidden-slice"
 # The slice's event is appended with RunStarted's own decisions, so it is among the first events.
 _SEARCH_EVENTS = 500
 
 
-def draw_for_run(config: PipelineConfig, task: LoadedTask, run_dir: Path, seed: int) -> HiddenSliceDrawn:
+def draw_for_run(config: PipelineConfig, task: LoadedTask | None, run_dir: Path, seed: int) -> HiddenSliceDrawn:
     """Hold back the run's slice under ``<run_dir>/hidden-slice`` (``engine.grading.hidden_slice``),
-    or say why none is held back: the setting is off, or the task's data does not allow one."""
-    if not config.hidden_slice:
+    or say why none is held back: the setting is off, or the task's data does not allow one.
+    ``task`` is needed only when the setting is on."""
+    if not config.hidden_slice or task is None:
         return HiddenSliceDrawn(rows=0, reason="hidden_slice is off for this run (`--set hidden_slice=true` turns "
                                                "it on): the final solution is chosen on validation alone")
     from engine.grading.hidden_slice import NoSlice, draw_hidden_slice
@@ -33,7 +38,9 @@ def draw_for_run(config: PipelineConfig, task: LoadedTask, run_dir: Path, seed: 
         shutil.rmtree(dest)
     drawn = draw_hidden_slice(task, seed, dest)
     if isinstance(drawn, NoSlice):
+        log.info("run.hidden_slice.none", reason=drawn.reason)
         return HiddenSliceDrawn(rows=0, reason=drawn.reason)
+    log.info("run.hidden_slice.drawn", rows=drawn.rows, of_rows=drawn.of_rows)
     return HiddenSliceDrawn(rows=drawn.rows, of_rows=drawn.of_rows, view_dir=str(drawn.view_dir.resolve()),
                             answers=str(drawn.answers.resolve()), ids_digest=drawn.ids_digest)
 

@@ -97,7 +97,9 @@ def create_run(store: Any, *, db: Path | DatabaseUrl, task: PreparedTask | None 
     refuse_spent_startup(config, _startup_s(clock_started), run_dir if made_here else None)
     run_dir.mkdir(parents=True, exist_ok=True)
     _claim(store, run_id, strategy, task.label)
-    held_back = draw_for_run(config, task_of_run(run_dir, task.public_dir), run_dir, seed)
+    # (the task is loaded again only to draw a slice: loading reads every file of a large task)
+    held_back = draw_for_run(config, task_of_run(run_dir, task.public_dir) if config.hidden_slice else None,
+                             run_dir, seed)
     startup_s = _startup_s(clock_started)  # the slice drawn counts too
     sandbox_notice = _resolve_sandbox(config)
     started = RunStarted(strategy=strategy, backend=backend_name, seed=seed, config=config.model_dump(mode="json"),

@@ -61,6 +61,11 @@ def test_a_run_chooses_its_final_on_the_rows_it_held_back(tmp_path: Path) -> Non
     assert report["valid_submission"] is True
     ok(engine("verify", "S", db=db))
     ok(engine("replay", "S", db=db))
+    # the report says what was held back and shows every finalist's two grades
+    ok(engine("report", "S", "--output", str(tmp_path / "report.html"), db=db))
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "The final chosen on held-back rows" in page and "210 of the 2,100 training rows" in page
+    assert all(f["solution_id"] in page for f in choice["finalists"])
 
 
 def test_by_default_nothing_is_held_back(tmp_path: Path) -> None:
@@ -73,3 +78,5 @@ def test_by_default_nothing_is_held_back(tmp_path: Path) -> None:
     assert drawn["rows"] == 0 and "hidden_slice is off" in drawn["reason"]
     assert not of(events, "FinalChoiceMade")
     assert all(e.get("hidden_score") is None for e in of(events, "EvaluationCompleted"))
+    ok(engine("report", "N", "--output", str(tmp_path / "report.html"), db=db))
+    assert "No rows were held back: hidden_slice is off" in (tmp_path / "report.html").read_text(encoding="utf-8")

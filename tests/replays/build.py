@@ -51,6 +51,7 @@ from events.core import (
     TimerRequested,
 )
 from events.domain import EvaluationResult, PipelineConfig, TaskDescription
+from events.hidden import HiddenSliceDrawn
 from events.spend import AgentSpendRecorded
 from handlers.mlestar.pipeline import main as mle_star
 from handlers.patches import adopted_by_new_runs
@@ -79,6 +80,8 @@ class World:
     # stopped by a signal / the engine dies; either way the run is resumed at once.
     stop_after: int | None = None
     crash_after: int | None = None
+    # Bookkeeping ``create_run`` appends with RunStarted and its decisions (e.g. HiddenSliceDrawn).
+    at_creation: tuple[Event, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -198,7 +201,8 @@ def drive(spec: BuiltFixture) -> list[Envelope]:
             eff.due = _due(eff.request, now, world)
 
     decisions = runtime.feed(start)
-    log.append([NewEvent(event=start, scope="run"), *take(decisions, 1)], now)
+    log.append([NewEvent(event=start, scope="run"), *take(decisions, 1),
+                *[NewEvent(event=e, scope="run", causation_seq=1) for e in world.at_creation]], now)
     session(False, [])
     results = 0
     interrupted: set[str] = set()
@@ -422,6 +426,24 @@ def evolve_budget_stop() -> tuple[RunStarted, World]:
     return _started("evolve", config, make_task(), seed=3), world
 
 
+def mle_star_held_back() -> tuple[RunStarted, World]:
+    """A run that held rows back from its search (docs/final-choice-slice.md), in a world where
+    every refinement overfits: the better on validation, the worse on the held-back rows."""
+    from tests.pipeline import scripted_agent as sa
+    from tests.support.sim import make_task
+
+    def evaluate(request: EvaluationRequested, code: str) -> EvaluationCompleted:
+        done = sa.evaluate(request, code)
+        if done.result.score is None or request.purpose == "submission":
+            return done
+        return done.model_copy(update={"hidden_score": round(1.0 - done.result.score, 6)})
+
+    drawn = HiddenSliceDrawn(rows=300, of_rows=3000, view_dir="/nonexistent/run/hidden-slice/public",
+                             answers="/nonexistent/run/hidden-slice/answers.csv", ids_digest="0" * 64)
+    world = World(agent=lambda r: sa.answer(r, cost_usd=0.002), evaluate=evaluate, at_creation=(drawn,))
+    return _started("mle-star", _small_mle_star(hidden_slice=True), make_task()), world
+
+
 PATH_BUG_STRATEGY = "tests.replays.build:mle_star_with_a_path_bug"  # a module:function strategy
 
 BUILT: tuple[BuiltFixture, ...] = (
@@ -445,6 +467,9 @@ BUILT: tuple[BuiltFixture, ...] = (
     BuiltFixture("mle-star-sim-budget-stop-failed-v3", "the small-budget run as an engine from before "
                  "AgentCallFailed v4 wrote it: failed calls kept no usage, and the log still loads and replays",
                  "mle-star", mle_star_budget_stop, failed_v3=True),
+    BuiltFixture("mle-star-sim-held-back", "MLE-STAR with rows held back from its search: every script's "
+                 "held-back grade (EvaluationCompleted v6), the final chosen on them (FinalChoiceMade)", "mle-star",
+                 mle_star_held_back),
     BuiltFixture("evolve-sim-budget-stop", "evolution with a small budget: a draft cut at its cap stops the "
                  "search at the cost limit (no node for it, no dead node), finalization runs", "evolve",
                  evolve_budget_stop),
