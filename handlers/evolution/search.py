@@ -42,7 +42,7 @@ from events.evolution import EpochCompleted, EvolutionStopped, FinalNodeSelected
 from events.pipeline import WorkCut
 from events.values import SolutionScript, solution_id_of
 from handlers.deadline import Deadline
-from handlers.evolution.journal import Journal, Node
+from handlers.evolution.journal import FITNESS, Journal, Node
 from handlers.evolution.profiles import evolve_profiles, seed_profiles
 from handlers.evolution.steps import SOLUTION_PHASE, Phase, plan_step, run_step
 from handlers.evolution.summary import run_summary
@@ -272,7 +272,8 @@ class Search:
     def on_held_back(self, best: Node) -> Node:
         """The final among the best valid nodes by their grade on the run's held-back rows
         (``handlers.hidden_choice``); ``best`` when the run held none back."""
-        ranked = sorted(self.journal.valid_pool(), key=lambda n: -(n.fitness or 0.0))[:HELD_BACK_FINALISTS]
+        pool = self.journal.valid_pool()
+        ranked = [pool[i] for i in FITNESS.ranked([n.fitness for n in pool])][:HELD_BACK_FINALISTS]
         by_id = {solution_id_of(n.code): n for n in [*ranked, best]}
 
         def candidate(n: Node) -> Candidate:
