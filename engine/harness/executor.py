@@ -129,8 +129,10 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
     result, estimate = take_final_run_estimate(withhold_secrets(evaluation.result, env))
     written = eval_dir / "final" / SUBMISSION_FILENAME
     hidden_score = None
-    if ctx.held_back is not None and ctx.held_back.reads_view(request.purpose) and written.is_file():
-        hidden_score = cut_and_grade(ctx.held_back, written).score  # before the file is checked or kept
+    if ctx.held_back is not None and ctx.held_back.reads_view(request.purpose):
+        estimate = ctx.held_back.full_rows_estimate(estimate)
+        if written.is_file():
+            hidden_score = cut_and_grade(ctx.held_back, written).score  # before the file is checked or kept
     submission = None
     if request.expect_submission:
         submission = check_submission(written, ctx.sample_submission, ctx.metric)

@@ -36,6 +36,14 @@ class HeldBack:
         than the task's own data (finalization's test script)."""
         return purpose != SUBMISSION_PURPOSE
 
+    def full_rows_estimate(self, estimate_s: float | None) -> float | None:
+        """A search script's estimate of its test version's run, for the test version that reads
+        every training row (finalization's): the script saw all but the held-back ones, and a fit's
+        time grows with its rows."""
+        if estimate_s is None or self.slice.of_rows <= self.slice.rows:
+            return estimate_s
+        return estimate_s * self.slice.of_rows / (self.slice.of_rows - self.slice.rows)
+
     def protected(self) -> tuple[str, ...]:
         """What no script may read: the held-back answers."""
         return (str(self.slice.answers),)

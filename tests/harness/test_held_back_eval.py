@@ -18,6 +18,7 @@ from engine.harness.held_back import SUBMISSION_PURPOSE, HeldBack
 from engine.tasks.model import LoadedTask
 from events.core import EvaluationRequested
 from events.domain import solution_id_of
+from handlers.script_lines import FINAL_RUN_LABEL
 
 pytestmark = pytest.mark.anyio
 
@@ -94,3 +95,16 @@ async def test_a_script_that_leaves_out_held_back_rows_is_not_graded_and_its_fil
     left = pd.read_csv(eval_dir_for(tmp_path / "run", request.effect_id) / "final" / "submission.csv", dtype=str,
                        keep_default_na=False)
     assert not held_back & set(left[task.id_column])
+
+
+@pytest.mark.parametrize(("purpose", "scale"), [("refinement", 2100 / 1890), (SUBMISSION_PURPOSE, 1.0)])
+async def test_a_search_scripts_estimate_of_its_test_run_counts_the_held_back_rows(
+        tmp_path: Path, task: LoadedTask, drawn: HiddenSlice, purpose: str, scale: float) -> None:
+    """The test version reads every training row, the held-back ones too: a search script's
+    estimate of its run (made on the rows it saw) grows by their share."""
+    code = f'print("{FINAL_RUN_LABEL} 10.0")\nprint("Final Validation Performance: 0.5")\n'
+    request = EvaluationRequested(effect_id=f"phase2/estimate-{purpose}/eval", solution_id=solution_id_of(code),
+                                  purpose=purpose, timeout_s=300)
+    done = await run_evaluation(request, code, _ctx(tmp_path, task, drawn, "none"))
+    assert (drawn.rows, drawn.of_rows) == (210, 2100)
+    assert done.final_run_estimate_s == pytest.approx(10.0 * scale)
