@@ -335,6 +335,11 @@ class EvaluationRequested(EffectRequest):
     fit_within_s: float | None = Field(default=None, gt=0)
 
 
+# The purpose of finalization's test script (handlers/finalization.py): the one evaluation that
+# reads the task's own data when the run holds rows back from its search (docs/final-choice-slice.md).
+TEST_SCRIPT_PURPOSE = "submission"
+
+
 @upcaster("EvaluationRequested", 1)
 def _evaluation_requested_v1_to_v2(payload: dict[str, Any]) -> dict[str, Any]:
     """v1 scripts were told nothing; the builtin ones used one core."""

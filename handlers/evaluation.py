@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from events.config import PipelineConfig
-from events.core import EvaluationCompleted, SolutionEvaluated, SubmissionInfo
+from events.core import TEST_SCRIPT_PURPOSE, EvaluationCompleted, SolutionEvaluated, SubmissionInfo
 from events.score import Score, paired_noise
 from events.values import EvaluationResult, SolutionScript
 from handlers.deadline import Deadline
@@ -128,7 +128,7 @@ class EvalPolicy:
     def submission(cls, timeout_s: float, max_debug_attempts: int) -> EvalPolicy:
         """Finalization's test script: it must write the submission; debug rounds come from a
         budget the caller shares across its retries (REQ-FN-020..024)."""
-        return cls("submission", timeout_s, expect_submission=True, max_debug_attempts=max_debug_attempts)
+        return cls(TEST_SCRIPT_PURPOSE, timeout_s, expect_submission=True, max_debug_attempts=max_debug_attempts)
 
 
 async def evaluate_with_retry(wf: Workflow, solution: SolutionScript, policy: EvalPolicy, *, name: str, origin: str,

@@ -167,3 +167,20 @@ class EventStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+# Events appended with RunStarted's own decisions (the sandbox notice, the held-back slice) are
+# among a run's first events: a search for one reads no further.
+EARLY_EVENTS = 500
+
+
+def early_event(store: EventStore, run_id: str, type_name: str) -> Envelope | None:
+    """The first ``type_name`` among the run's first ``EARLY_EVENTS`` events, read sealed where the
+    store can (no artifact is resolved), or None."""
+    import itertools
+
+    reader = getattr(store, "read_sealed", store.read)(run_id)
+    try:
+        return next((env for env in itertools.islice(reader, EARLY_EVENTS) if env.type == type_name), None)
+    finally:
+        reader.close()

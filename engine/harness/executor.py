@@ -66,13 +66,15 @@ class EvalContext:
     # The slice of training rows the run holds back from its search (harness/held_back.py).
     held_back: HeldBack | None = None
 
+    def held_back_for(self, request: EvaluationRequested) -> HeldBack | None:
+        """The slice this evaluation's script reads the view of: every search step's, when the run
+        holds rows back; never finalization's test script."""
+        return self.held_back if self.held_back is not None and self.held_back.reads_view(request.purpose) else None
+
     def data_dir(self, request: EvaluationRequested) -> Path:
-        """What this evaluation's script reads as ``./input``: the held-back slice's view for a
-        search step, the task's own data for finalization's test script (and every run without
-        a slice)."""
-        if self.held_back is not None and self.held_back.reads_view(request.purpose):
-            return self.held_back.slice.view_dir
-        return self.task_dir
+        """What this evaluation's script reads as ``./input``: the slice's view, or the task's own data."""
+        view = self.held_back_for(request)
+        return view.slice.view_dir if view is not None else self.task_dir
 
 
 def eval_dir_for(run_dir: str | Path, effect_id: str) -> Path:
@@ -129,10 +131,10 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
     result, estimate = take_final_run_estimate(withhold_secrets(evaluation.result, env))
     written = eval_dir / "final" / SUBMISSION_FILENAME
     hidden_score = None
-    if ctx.held_back is not None and ctx.held_back.reads_view(request.purpose):
-        estimate = ctx.held_back.full_rows_estimate(estimate)
+    if (view := ctx.held_back_for(request)) is not None:
+        estimate = view.full_rows_estimate(estimate)
         if written.is_file():
-            hidden_score = cut_and_grade(ctx.held_back, written).score  # before the file is checked or kept
+            hidden_score = cut_and_grade(view, written).score  # before the file is checked or kept
     submission = None
     if request.expect_submission:
         submission = check_submission(written, ctx.sample_submission, ctx.metric)

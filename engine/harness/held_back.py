@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from events.core import TEST_SCRIPT_PURPOSE
+
 if TYPE_CHECKING:
     from engine.grading.hidden_slice import HiddenGrade, HiddenSlice
     from engine.tasks.model import LoadedTask
 
 log = structlog.get_logger(__name__)
 
-# Finalization's test script: fit on every training row, for the real test rows only.
-SUBMISSION_PURPOSE = "submission"
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class HeldBack:
     def reads_view(self, purpose: str) -> bool:
         """Whether a script evaluated for ``purpose`` reads the view (every search step) rather
         than the task's own data (finalization's test script)."""
-        return purpose != SUBMISSION_PURPOSE
+        return purpose != TEST_SCRIPT_PURPOSE
 
     def full_rows_estimate(self, estimate_s: float | None) -> float | None:
         """A search script's estimate of its test version's run, for the test version that reads
@@ -59,4 +59,4 @@ def cut_and_grade(held_back: HeldBack, submission: Path) -> HiddenGrade:
     return grade
 
 
-__all__ = ["SUBMISSION_PURPOSE", "HeldBack", "cut_and_grade"]
+__all__ = ["HeldBack", "cut_and_grade"]

@@ -3,16 +3,18 @@ evaluation executor (events/hidden.py, docs/final-choice-slice.md)."""
 
 from __future__ import annotations
 
-import itertools
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from engine.harness.held_back import HeldBack
+from events.base import load_event
 from events.config import PipelineConfig
 from events.hidden import HiddenSliceDrawn
+from store.base import early_event
 
 if TYPE_CHECKING:
     from engine.tasks.model import LoadedTask
@@ -20,8 +22,6 @@ if TYPE_CHECKING:
 log = structlog.get_logger(__name__)
 
 SLICE_DIR = "hidden-slice"
-# The slice's event is appended with RunStarted's own decisions, so it is among the first events.
-_SEARCH_EVENTS = 500
 
 
 def draw_for_run(config: PipelineConfig, task: LoadedTask | None, run_dir: Path, seed: int) -> HiddenSliceDrawn:
@@ -47,28 +47,25 @@ def draw_for_run(config: PipelineConfig, task: LoadedTask | None, run_dir: Path,
 
 def recorded_slice(store: Any, run_id: str) -> HiddenSliceDrawn | None:
     """The run's ``HiddenSliceDrawn`` (None: a run created before slices existed)."""
-    from events.base import load_event
-
-    reader = getattr(store, "read_sealed", store.read)(run_id)
-    try:
-        for env in itertools.islice(reader, _SEARCH_EVENTS):
-            if env.type == HiddenSliceDrawn.type_name:
-                event = load_event(env.type, env.version, env.payload)
-                assert isinstance(event, HiddenSliceDrawn)
-                return event
-    finally:
-        reader.close()
-    return None
+    env = early_event(store, run_id, HiddenSliceDrawn.type_name)
+    if env is None:
+        return None
+    event = load_event(env.type, env.version, env.payload)
+    assert isinstance(event, HiddenSliceDrawn)
+    return event
 
 
-def held_back_of(drawn: HiddenSliceDrawn | None, task: LoadedTask) -> HeldBack | None:
-    """The executor's view of a recorded slice; None when nothing was held back."""
+def held_back_for(store: Any, run_id: str, task: Callable[[], LoadedTask]) -> HeldBack | None:
+    """What the evaluation executor needs of the slice the run held back at its start, with the
+    task its answers are graded by (``task``, loaded only when a slice was held back); None when
+    nothing was."""
+    drawn = recorded_slice(store, run_id)
     if drawn is None or drawn.rows == 0:
         return None
     from engine.grading.hidden_slice import HiddenSlice
 
     return HeldBack(slice=HiddenSlice(view_dir=Path(drawn.view_dir), answers=Path(drawn.answers), rows=drawn.rows,
-                                      of_rows=drawn.of_rows, ids_digest=drawn.ids_digest), task=task)
+                                      of_rows=drawn.of_rows, ids_digest=drawn.ids_digest), task=task())
 
 
-__all__ = ["SLICE_DIR", "HeldBack", "draw_for_run", "held_back_of", "recorded_slice"]
+__all__ = ["SLICE_DIR", "draw_for_run", "held_back_for", "recorded_slice"]

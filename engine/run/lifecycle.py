@@ -26,7 +26,7 @@ from engine.run.clock import command_clock_started, process_started_monotonic, s
 from engine.run.driver import Driver
 from engine.run.errors import EngineError
 from engine.run.executors import gpu_info, make_backend, make_executors, preflight, sandbox_mode_for
-from engine.run.held_back import draw_for_run, held_back_of, recorded_slice
+from engine.run.held_back import draw_for_run, held_back_for
 from engine.run.locations import (
     DEFAULT_DB,
     DEFAULT_RUNS_DIR,
@@ -47,12 +47,11 @@ from handlers.runtime import Runtime
 from handlers.step_policy import time_driven
 from handlers.timebudget import FINALIZATION_FLOOR_S, shortest_workable_limit_s
 from replay.state import PipelineState, fold
-from store.base import EventStore, RunExists
+from store.base import EventStore, RunExists, early_event
 from store.chain import require_intact_chain
 from store.run_ids import check_run_id
 
 if TYPE_CHECKING:  # the task loader (pandas) is imported only by the commands that load a task
-    from engine.harness.held_back import HeldBack
     from engine.tasks import LoadedTask
 
 
@@ -169,22 +168,14 @@ def _resolve_sandbox(config: PipelineConfig) -> SandboxNotice:
     return SandboxNotice(requested=config.sandbox, mode=mode, level=level, message=message)
 
 
-# The notice is appended with RunStarted's own decisions, so it is among the first events.
-_NOTICE_SEARCH_EVENTS = 500
-
-
 def recorded_sandbox_mode(store: Any, run_id: str, config: PipelineConfig) -> SandboxMode:
     """The sandbox mode a (resumed) run drives with: the one resolved at its start, required
     again (a run that started under bwrap never continues unsandboxed), else ``--sandbox``."""
     # Read as sealed where the store can: the notice holds no artifact, and resolving the prompts
     # of the first events cost every resume a read of their artifacts.
-    reader = getattr(store, "read_sealed", store.read)(run_id)
-    try:
-        for env in itertools.islice(reader, _NOTICE_SEARCH_EVENTS):
-            if env.type == "SandboxNotice":
-                return sandbox_mode_for(config.model_copy(update={"sandbox": env.payload["mode"]}))
-    finally:
-        reader.close()
+    notice = early_event(store, run_id, "SandboxNotice")
+    if notice is not None:
+        return sandbox_mode_for(config.model_copy(update={"sandbox": notice.payload["mode"]}))
     return sandbox_mode_for(config)
 
 
@@ -237,7 +228,9 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
                                protected=(str(Path(db_file).resolve()),) if db_file and "://" not in str(db_file) else (),
                                sandbox_mode=recorded_sandbox_mode(store, run_id,
                                                                   PipelineConfig.model_validate(state.config)),
-                               clock=lambda: holder["d"].elapsed(), held_back=_held_back(store, run_id, state))
+                               clock=lambda: holder["d"].elapsed(),
+                               held_back=held_back_for(store, run_id, lambda: task_of_run(Path(state.run_dir),
+                                                                                          Path(state.task_dir))))
     driver = Driver(store, run_id, main=main, executors=executors, on_commit=on_commit,
                     handle_signals=handle_signals)
     holder["d"] = driver
@@ -258,14 +251,6 @@ async def drive_async(store: EventStore, run_id: str, *, backend: AgentBackend |
     final = await driver.run()
     store.set_status(run_id, final.status)
     return final
-
-
-def _held_back(store: EventStore, run_id: str, state: PipelineState) -> HeldBack | None:
-    """The slice the run held back at its start, with the task its answers are graded by."""
-    drawn = recorded_slice(store, run_id)
-    if drawn is None or drawn.rows == 0:
-        return None
-    return held_back_of(drawn, task_of_run(Path(state.run_dir), Path(state.task_dir)))
 
 
 class RunFilesMissing(EngineError):

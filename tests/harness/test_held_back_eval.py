@@ -14,9 +14,9 @@ import pytest
 from engine.grading.grader import grade_submission, score_on_answers
 from engine.grading.hidden_slice import HiddenSlice
 from engine.harness import EvalContext, eval_dir_for, run_evaluation
-from engine.harness.held_back import SUBMISSION_PURPOSE, HeldBack
+from engine.harness.held_back import HeldBack
 from engine.tasks.model import LoadedTask
-from events.core import EvaluationRequested
+from events.core import TEST_SCRIPT_PURPOSE, EvaluationRequested
 from events.domain import solution_id_of
 from handlers.script_lines import FINAL_RUN_LABEL
 
@@ -76,7 +76,7 @@ async def test_a_search_step_reads_the_view_and_its_held_back_rows_are_cut_and_g
 
 async def test_finalizations_test_script_reads_the_tasks_own_data(tmp_path: Path, task: LoadedTask,
                                                                   drawn: HiddenSlice) -> None:
-    done, seen, eval_dir = await _evaluate(tmp_path, task, drawn, SUBMISSION_PURPOSE, "none")
+    done, seen, eval_dir = await _evaluate(tmp_path, task, drawn, TEST_SCRIPT_PURPOSE, "none")
     test_rows = len(pd.read_csv(task.test_file))
     assert seen["rows"] == f"{drawn.of_rows} {test_rows}"
     assert done.hidden_score is None and not (eval_dir / "hidden").exists()
@@ -97,7 +97,7 @@ async def test_a_script_that_leaves_out_held_back_rows_is_not_graded_and_its_fil
     assert not held_back & set(left[task.id_column])
 
 
-@pytest.mark.parametrize(("purpose", "scale"), [("refinement", 2100 / 1890), (SUBMISSION_PURPOSE, 1.0)])
+@pytest.mark.parametrize(("purpose", "scale"), [("refinement", 2100 / 1890), (TEST_SCRIPT_PURPOSE, 1.0)])
 async def test_a_search_scripts_estimate_of_its_test_run_counts_the_held_back_rows(
         tmp_path: Path, task: LoadedTask, drawn: HiddenSlice, purpose: str, scale: float) -> None:
     """The test version reads every training row, the held-back ones too: a search script's

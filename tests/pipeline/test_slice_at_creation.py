@@ -6,12 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.run import lifecycle
-from engine.run.held_back import SLICE_DIR, recorded_slice
+from engine.run.held_back import SLICE_DIR, held_back_for, recorded_slice
 from events.config import PipelineConfig
 from replay.state import fold
 from store.sqlite import SQLiteEventStore
 
 TASK = "wage-education"  # 2,100 training rows
+
+
+def task_of(store: SQLiteEventStore, run_id: str):
+    state = fold(store.read(run_id))
+    return lifecycle.task_of_run(Path(state.run_dir), Path(state.task_dir))
 
 
 def _create(tmp_path: Path, run_id: str, seed: int, task: str = TASK, **config) -> SQLiteEventStore:
@@ -30,7 +35,7 @@ def test_a_new_run_records_its_slice_and_the_executor_finds_it(tmp_path: Path) -
     run_dir = tmp_path / "runs" / "A"
     assert Path(drawn.view_dir) == (run_dir / SLICE_DIR / "public").resolve()
     assert Path(drawn.answers).is_file() and Path(drawn.view_dir, "train.csv").is_file()
-    held_back = lifecycle._held_back(store, "A", fold(store.read("A")))
+    held_back = held_back_for(store, "A", lambda: task_of(store, "A"))
     assert held_back is not None and held_back.slice.answers == Path(drawn.answers)
     assert held_back.task.answers is not None  # grading reads the task's own rules and files
     # the run's task data is still the task's own: only the evaluations see the view
@@ -54,7 +59,7 @@ def test_a_small_task_or_the_setting_off_holds_nothing_back_and_says_why(tmp_pat
     off = recorded_slice(store, "off")
     assert off is not None and off.rows == 0 and "hidden_slice is off" in off.reason
     assert not (tmp_path / "runs" / "off" / SLICE_DIR).exists()
-    assert lifecycle._held_back(store, "off", fold(store.read("off"))) is None
+    assert held_back_for(store, "off", lambda: task_of(store, "off")) is None
 
 
 def test_a_start_that_died_before_its_first_event_leaves_a_slice_that_is_drawn_again(tmp_path: Path) -> None:
