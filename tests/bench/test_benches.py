@@ -70,10 +70,10 @@ def test_bench_runs_at_smoke_size(script: str):
 
 def test_automl_bench_reports_from_kept_rows():
     """bench_automl fits for days, so its smoke run is its report: the tables from the kept rows."""
-    from bench.heldout_tables import latest_code_per_limit
+    from bench.heldout_tables import sections
 
     kept = sorted((REPO / "bench" / "results").glob("heldout-*.json"))
-    limit, (commit, _) = next(iter(latest_code_per_limit(kept).items()))
+    limit, commit, _, _ = sections(kept)[0]
     proc = run_bench("bench_automl.py", "--report", *map(str, kept), "--code", commit, "--set", "heldout",
                      "--preset", "time", "--time-limit", str(limit))
     assert proc.returncode == 0, proc.stderr[-3000:]
