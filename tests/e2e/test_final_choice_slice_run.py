@@ -5,7 +5,8 @@ quick preset at its leanest, ``--set hidden_slice=true``. From the log and the f
 scripts read the view and were graded on the held-back rows; the final was chosen on them
 (``FinalChoiceMade``) and is the solution finalization was given; the submitted file holds the
 task's own test ids only and grades valid; the log verifies and replays. A run with the setting
-at its default (off) records why it held nothing back and decides on validation alone.
+at its default (off; the session's shared iris run) records why it held nothing back and decides
+on validation alone.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pandas as pd
 import pytest
 
 from tests.e2e.test_bundled_tasks import engine, ok
-from tests.support.shared_runs import LEAN_RUN
+from tests.support.shared_runs import LEAN_RUN, shared_iris_quick_run
 
 pytestmark = pytest.mark.slow
 SPREAD_OVER_WORKERS = True
@@ -68,15 +69,12 @@ def test_a_run_chooses_its_final_on_the_rows_it_held_back(tmp_path: Path) -> Non
     assert all(f["solution_id"] in page for f in choice["finalists"])
 
 
-def test_by_default_nothing_is_held_back(tmp_path: Path) -> None:
-    db = tmp_path / "e.db"
-    summary = json.loads(ok(engine("start", "--task", TASK, "--agent", "builtin", "--preset", "quick", *LEAN_RUN,
-                                   "--run-id", "N", "--json", db=db, timeout=900)))
-    assert summary["status"] == "completed"
-    events = events_of(db, "N")
+def test_by_default_nothing_is_held_back(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The session's shared quick run (iris, no ``--set hidden_slice``) is a run at the default."""
+    shared = shared_iris_quick_run(tmp_path_factory)
+    assert json.loads(shared.summary)["status"] == "completed"
+    events = events_of(shared.db, shared.run_id)
     (drawn,) = of(events, "HiddenSliceDrawn")
     assert drawn["rows"] == 0 and "hidden_slice is off" in drawn["reason"]
     assert not of(events, "FinalChoiceMade")
     assert all(e.get("hidden_score") is None for e in of(events, "EvaluationCompleted"))
-    ok(engine("report", "N", "--output", str(tmp_path / "report.html"), db=db))
-    assert "No rows were held back: hidden_slice is off" in (tmp_path / "report.html").read_text(encoding="utf-8")
