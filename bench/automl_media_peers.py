@@ -260,7 +260,7 @@ def media_report(rows: list[dict], strategies: list[str]) -> str:
     """The development set, the blind held-out set and the burned held-out tasks apart (a task in
     the set the protocol puts it in now: rules 6 and 8 of docs/heldout-protocol.md), and within
     each every kind apart: a table and a summary each, against the peers of that kind."""
-    from bench.bench_automl import SET_TITLES, summary, table
+    from bench.automl_tables import SET_TITLES, summary, table
     from engine.tasks.protocol import MEDIA_BURNED
 
     rows = [{**r, "set": "burned"} if r["task"] in MEDIA_BURNED else r for r in rows]

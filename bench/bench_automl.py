@@ -40,7 +40,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from statistics import mean
 from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,34 +47,23 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 # The text and image tasks' peers (issue 62), run with --media.
-from bench.automl_media_peers import MEDIA_PEER_TITLES, media_main  # noqa: E402
+from bench.automl_media_peers import media_main  # noqa: E402
 from bench.automl_results import (  # noqa: E402
     PEER_DISTRIBUTIONS,
     code_at,
     earlier_results,
-    heldout_ledger,
     keep_row,
     kept_rows,
-    not_worse,
     provenance,
-    relative,
-    results_of,
-    rule_of,
     speed_notes,
 )
+from bench.automl_tables import PEERS, kept_report, report  # noqa: E402
 
 if TYPE_CHECKING:
     from engine.tasks.model import LoadedTask
     from events.score import Score
 
-PEERS = tuple(PEER_DISTRIBUTIONS)
-PEER_TITLES = {"flaml": "FLAML", "ag-medium": "AG medium", "ag-best": "AG best", **MEDIA_PEER_TITLES}
 AUTOML_VENV_PYTHON = ROOT / ".venv-automl" / "bin" / "python"
-SET_TITLES = {"dev": "Development set (tuned on)", "heldout": "Held-out set (not tuned on)",
-              "burned": "Burned held-out tasks (read to debug or to decide a change; still reported)",
-              None: "Tasks outside the protocol"}
-WITHIN = 0.01  # "within 1 %" of a peer, as issue 28 asks
-FULL_USE = 0.9  # "runs use at least 90 % of their time limit ... and end within it" (issue 28)
 
 
 def _env() -> dict[str, str]:
@@ -175,104 +163,6 @@ def run_peer(peer: str, task_dir: Path, seed: int, limit: int, work: Path, pytho
     if proc.returncode != 0:
         return {"score": None, "wall_s": wall, "error": proc.stderr.strip()[-300:]}
     return {"score": _grade(task_dir, stem.with_suffix(".csv")), "wall_s": wall}
-
-
-def _m(values: list) -> float | None:
-    kept = [v for v in values if v is not None]
-    return mean(kept) if kept and len(kept) == len(values) else None
-
-
-def _f(value: float | None, spec: str = ".4f") -> str:
-    return "failed" if value is None else format(value, spec)
-
-
-def _pct(value: float | None) -> str:
-    """A signed percentage; a difference that rounds to zero is shown as +0.00%, never -0.00%."""
-    return _f(None if value is None else (0.0 if abs(value) < 5e-5 else value), "+.2%")
-
-
-def _cell(runs: list[dict], limit: float) -> str:
-    """Mean score over seeds and the mean fraction of the limit used, e.g. ``30.1200 (97 %)``."""
-    score, wall = _m([r.get("score") for r in runs]), _m([r.get("wall_s") for r in runs])
-    return f"{_f(score)} ({_f(None if wall is None else wall / limit, '.0%')})"
-
-
-def table(rows: list[dict], strategies: list[str], peers: list[str]) -> str:
-    """One line per task: each contender's mean score (fraction of the limit used), then each
-    strategy against each peer (positive = ours better), then how often the final solution was
-    no worse than the best Phase 1 candidate."""
-    head = ["task", "metric", "seeds", *(PEER_TITLES[p] for p in peers), *strategies,
-            *(f"{s} vs {PEER_TITLES[p]}" for s in strategies for p in peers), "final >= best Phase 1"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for task in dict.fromkeys(r["task"] for r in rows):
-        mine = [r for r in rows if r["task"] == task]
-        rule, limit = rule_of(mine[0]), float(mine[0]["limit"])
-        cells = [task, f"{mine[0]['metric']} ({'max' if rule.maximize else 'min'})", str(len(mine))]
-        cells += [_cell([r[w] for r in mine], limit) for w in (*peers, *strategies)]
-        for s in strategies:
-            ours = _m([r[s]["score"] for r in mine])
-            cells += [_pct(relative(ours, _m([r[p]["score"] for r in mine]), rule)) for p in peers]
-        # Only MLE-STAR has Phase 1 candidates; an evolve-only table has nothing to compare.
-        staged = [r["mle-star"] for r in mine if "mle-star" in r and r["mle-star"].get("phase1") is not None]
-        kept = sum(1 for run in staged if not_worse(run, rule))
-        cells.append(f"{kept}/{len(mine)}" if staged else "n/a")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def summary(rows: list[dict], strategies: list[str], peers: list[str]) -> list[str]:
-    """Per strategy and peer, over the tasks of ``rows``: ahead on how many, within 1 % on how
-    many; the least fraction of the limit any of our runs used; and how many final submissions
-    graded below their run's best Phase 1 candidate."""
-    tasks = list(dict.fromkeys(r["task"] for r in rows))
-    out = []
-    for s in strategies:
-        parts = []
-        for p in peers:
-            diffs = []
-            for task in tasks:
-                mine = [r for r in rows if r["task"] == task]
-                diffs.append(relative(_m([r[s]["score"] for r in mine]), _m([r[p]["score"] for r in mine]),
-                                      rule_of(mine[0])))
-            ahead = sum(1 for d in diffs if d is not None and d > 0)
-            close = sum(1 for d in diffs if d is not None and d >= -WITHIN)
-            parts.append(f"vs {PEER_TITLES[p]}: ahead on {ahead}/{len(tasks)}, within 1 % on {close}/{len(tasks)}")
-        used = [r[s]["wall_s"] / float(r["limit"]) for r in rows if r[s].get("wall_s") is not None]
-        valid = sum(1 for r in rows if r[s].get("score") is not None)
-        # The issue's bar for a run: a valid submission, at least 90 % of the limit used, none past it.
-        full = sum(1 for r in rows if r[s].get("score") is not None and r[s].get("wall_s") is not None
-                   and FULL_USE <= r[s]["wall_s"] / float(r["limit"]) <= 1.0)
-        parts.append(f"limit used {_f(min(used) if used else None, '.0%')}-{_f(max(used) if used else None, '.0%')}"
-                     f", valid submissions {valid}/{len(rows)}"
-                     f", valid with {FULL_USE:.0%}-100 % of the limit used {full}/{len(rows)}")
-        # Issue 64: how often the final choice graded below the best Phase 1 candidate.
-        staged = [r for r in rows if r[s].get("phase1") is not None and r[s].get("score") is not None]
-        below = sum(1 for r in staged if not not_worse(r[s], rule_of(r)))
-        parts += [f"final graded below the best Phase 1 candidate in {below}/{len(staged)} runs"] if staged else []
-        out.append(f"{s}: " + "; ".join(parts))
-    return out
-
-
-def report(rows: list[dict], strategies: list[str], peers: list[str]) -> str:
-    """The development and held-out sets apart, every time: a table and a summary each. A report
-    with held-out rows also has the burned held-out tasks apart and the verdict over every task
-    ever registered held out (docs/heldout-protocol.md, rules 6 and 8)."""
-    from engine.tasks.protocol import is_burned
-
-    heldout = any(r.get("set") == "heldout" for r in rows)
-    if heldout:
-        rows = [{**r, "set": "burned"} if is_burned(r["task"]) else r for r in rows]
-    blocks = []
-    for key in ("dev", "heldout", "burned", None):
-        part = [r for r in rows if r.get("set") == key]
-        if part:
-            blocks.append("\n".join([f"## {SET_TITLES[key]}", "", table(part, strategies, peers), "",
-                                      *summary(part, strategies, peers)]))
-        elif heldout and key == "heldout":  # every blind task burned or not run yet: say so
-            blocks.append(f"## {SET_TITLES[key]}\n\nno kept row of a task that is still blind")
-    if heldout:
-        blocks.append("\n".join(heldout_ledger(rows, strategies, peers)))
-    return "\n\n".join(blocks)
 
 
 def _automl_python(choice: str | None) -> str:
@@ -392,26 +282,6 @@ def run_engine_in(work: Path, name: str, task_dir: Path, strategy: str, preset: 
     db.parent.mkdir(parents=True)
     return run_engine(name, task_dir, strategy, preset, seed, limit, db, rule)
 
-
-
-def kept_report(rows: list[dict], tasks: list[str], seeds: list[int], limit: int, preset: str) -> str:
-    """The report of kept rows: those of ``tasks``, ``seeds`` and ``limit`` that hold a result of
-    every strategy kept (run under ``preset`` on the chosen code), with the peers every such row
-    has. A task is reported in the set the protocol puts it in now: a held-out task whose runs
-    were read has become a development task since its rows were kept."""
-    from engine.tasks.protocol import set_of
-
-    chosen = [{**r, "set": set_of(r["task"])} for r in rows
-              if r["task"] in tasks and int(r["seed"]) in seeds and int(r["limit"]) == limit]
-    strategies = list(dict.fromkeys(w for r in chosen for w in results_of(r) if w not in PEERS))
-    chosen = [r for r in chosen if all(s in r for s in strategies)]
-    if not chosen:
-        return f"no kept row for these tasks, seeds {seeds} and --time-limit {limit}"
-    peers = [p for p in PEERS if all(p in r for r in chosen)]
-    files = sorted({r[w]["from"] for r in chosen for w in (*strategies, *peers)})
-    head = (f"preset {preset}, --time-limit {limit} s, seeds {sorted({int(r['seed']) for r in chosen})}; "
-            f"kept rows from {', '.join(files)}")
-    return head + "\n\n" + report(chosen, strategies, peers)
 
 
 if __name__ == "__main__":

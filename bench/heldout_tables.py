@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.automl_results import kept_rows, read_rows, results_of  # noqa: E402
-from bench.bench_automl import PEERS, kept_report  # noqa: E402
+from bench.automl_tables import PEERS, kept_report  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 OUT = ROOT / "docs" / "heldout-results.md"

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bench.automl_results import NOISE_FLOOR, heldout_ledger, task_verdict
-from bench.bench_automl import report
+from bench.automl_tables import report
 from engine.tasks.protocol import BURNED, EVER_HELD_OUT, HELD_OUT, set_of
 
 # A burned task moved to development, a burned task still run with the set, a blind task.
