@@ -177,6 +177,21 @@ def faint_gaps_task(dest: Path, n: int = 2000) -> Path:
     return _write(dest, train, test, sample)
 
 
+def far_row_task(dest: Path, n: int = 600) -> Path:
+    """A linear target within 40-160 on features within 0-10, and two test rows far outside them
+    (x = 1,000 and -1,000): a linear model extrapolates them to thousands, every tree does not."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(0, 10, size=(n, 3))
+    df = pd.DataFrame(x, columns=["x", "u", "v"])
+    df.insert(0, "id", np.arange(n))
+    df["amount"] = 50 + 10 * df["x"] + rng.normal(scale=3, size=n)
+    cut = int(n * 0.8)
+    train, test = df.iloc[:cut], df.iloc[cut:].drop(columns="amount").reset_index(drop=True)
+    test.loc[:1, "x"] = [1000.0, -1000.0]
+    sample = pd.DataFrame({"id": test["id"], "amount": 0.0})
+    return _write(dest, train, test, sample)
+
+
 TASKS = {
     "binary": (binary_task, TaskType.classification, "roc_auc", MetricDirection.maximize),
     "multiclass": (multiclass_task, TaskType.classification, "accuracy", MetricDirection.maximize),
@@ -186,6 +201,7 @@ TASKS = {
     "multiclass-480": (partial(multiclass_task, n=480), TaskType.classification, "accuracy", MetricDirection.maximize),
     "regression-480": (partial(regression_task, n=480), TaskType.regression, "rmse", MetricDirection.minimize),
     "dated-counts": (dated_counts_task, TaskType.regression, "rmse", MetricDirection.minimize),
+    "far-row": (far_row_task, TaskType.regression, "rmse", MetricDirection.minimize),
     # Enough rows (2,400 to train on) that early stopping has a held-out tenth to read.
     "dated-counts-3k": (partial(dated_counts_task, n=3000), TaskType.regression, "rmse", MetricDirection.minimize),
     "regions": (regions_task, TaskType.classification, "accuracy", MetricDirection.maximize),

@@ -1,4 +1,4 @@
-"""bench/bench_automl.py's arithmetic (relative difference, means over seeds, the table) and its kept
+"""bench/bench_automl.py's arithmetic (relative difference, means over seeds, the table: bench/automl_tables.py) and its kept
 results (bench/automl_results.py: which kept row answers for a fit now)."""
 
 from __future__ import annotations
@@ -18,16 +18,17 @@ _SPEC = importlib.util.spec_from_file_location("bench_automl", _PATH)
 bench = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(bench)
 results = importlib.import_module("bench.automl_results")
+tables = importlib.import_module("bench.automl_tables")
 
 
 def test_relative_difference_is_positive_when_ours_is_better_in_either_direction():
     up, down = Score.of("maximize"), Score.of("minimize")
-    assert bench.relative(0.95, 0.94, up) == pytest.approx(0.01 / 0.94)
-    assert bench.relative(40.0, 42.0, down) == pytest.approx(2.0 / 42.0)
-    assert bench.relative(1.40, 1.36, down) < 0
-    assert bench.relative(None, 0.9, up) is None
-    assert bench.relative(float("nan"), 0.9, up) is None
-    assert str(bench.relative(0.9, 0.9, down)) == "0.0"   # never "-0.00%"
+    assert results.relative(0.95, 0.94, up) == pytest.approx(0.01 / 0.94)
+    assert results.relative(40.0, 42.0, down) == pytest.approx(2.0 / 42.0)
+    assert results.relative(1.40, 1.36, down) < 0
+    assert results.relative(None, 0.9, up) is None
+    assert results.relative(float("nan"), 0.9, up) is None
+    assert str(results.relative(0.9, 0.9, down)) == "0.0"   # never "-0.00%"
 
 
 def _row(task, seed, ours, phase1, flaml, evolve=None, ag=None, task_set="dev"):
@@ -44,27 +45,29 @@ def _cells(line: str) -> list[str]:
 
 def test_table_means_over_seeds_with_the_fraction_of_the_limit_used():
     rows = [_row("bikes", 0, 40.0, 41.0, 42.0, 39.0, 40.0), _row("bikes", 1, 44.0, 43.0, 42.0, 41.0, 44.0)]
-    text = bench.table(rows, ["mle-star", "evolve"], ["flaml", "ag-medium"])
+    text = tables.table(rows, ["mle-star", "evolve"], ["flaml", "ag-medium"])
     assert _cells(text.splitlines()[0]) == [
         "task", "metric", "seeds", "FLAML", "AG medium", "mle-star", "evolve", "mle-star vs FLAML",
-        "mle-star vs AG medium", "evolve vs FLAML", "evolve vs AG medium", "final >= best Phase 1"]
+        "mle-star vs AG medium", "evolve vs FLAML", "evolve vs AG medium", "mle-star seed spread",
+        "evolve seed spread", "final >= best Phase 1"]
     cells = _cells([ln for ln in text.splitlines() if ln.startswith("| bikes")][0])
     assert cells[:3] == ["bikes", "rmse (min)", "2"]
     assert cells[3:7] == ["42.0000 (101%)", "42.0000 (50%)", "42.0000 (95%)", "40.0000 (100%)"]
     assert cells[7:11] == ["+0.00%", "+0.00%", "+4.76%", "+4.76%"]
-    assert cells[11] == "1/2"   # seed 1 ended worse than its best Phase 1 candidate
+    assert cells[11:13] == ["9.52%", "5.00%"]  # (44 - 40) / 42 and (41 - 39) / 40
+    assert cells[13] == "1/2"   # seed 1 ended worse than its best Phase 1 candidate
 
 
 def test_a_failed_run_is_shown_as_failed_not_averaged_away():
     rows = [_row("bikes", 0, None, 41.0, 42.0), _row("bikes", 1, 44.0, 43.0, 42.0)]
-    line = bench.table(rows, ["mle-star"], ["flaml"]).splitlines()[-1]
+    line = tables.table(rows, ["mle-star"], ["flaml"]).splitlines()[-1]
     assert "| failed (95%) | failed |" in line and line.endswith("| 0/2 |")
 
 
 def test_the_report_keeps_the_development_and_held_out_sets_apart():
     rows = [_row("bikes", 0, 40.0, 41.0, 42.0, ag=39.0), _row("goals", 0, 1.70, 1.71, 1.69, ag=1.71, task_set="heldout"),
             _row("cars", 0, 10.0, 10.0, 10.05, ag=10.2, task_set="heldout")]
-    text = bench.report(rows, ["mle-star"], ["flaml", "ag-medium"])
+    text = tables.report(rows, ["mle-star"], ["flaml", "ag-medium"])
     dev, held = text.split("## Held-out set (not tuned on)")
     assert dev.startswith("## Development set (tuned on)") and "| bikes" in dev and "| goals" not in dev
     assert "| goals" in held and "| cars" in held and "| bikes" not in held
@@ -78,7 +81,7 @@ def test_the_summary_counts_runs_that_used_at_least_90_percent_of_the_limit_and_
             _row("bikes", 3, 40.0, 41.0, 42.0)]
     rows[1]["mle-star"]["wall_s"] = 100.0    # 83 %: too early
     rows[3]["mle-star"]["wall_s"] = 121.0    # past the limit
-    (line,) = bench.summary(rows, ["mle-star"], ["flaml"])
+    (line,) = tables.summary(rows, ["mle-star"], ["flaml"])
     assert line.endswith("limit used 83%-101%, valid submissions 3/4, valid with 90%-100 % of the limit used 1/4"
                          "; final graded below the best Phase 1 candidate in 0/3 runs")
 
@@ -91,9 +94,9 @@ def test_the_summary_counts_final_submissions_graded_below_their_best_phase1_can
     # AUC (higher is better) on another task: its final below Phase 1 counts too, by its own direction.
     rows += [{**_row("cars", 0, 0.80, 0.82, 0.81), "metric": "roc_auc", "maximize": True},
              {**_row("cars", 1, 0.83, 0.82, 0.81), "metric": "roc_auc", "maximize": True}]
-    (line,) = bench.summary(rows, ["mle-star"], ["flaml"])
+    (line,) = tables.summary(rows, ["mle-star"], ["flaml"])
     assert line.endswith("; final graded below the best Phase 1 candidate in 2/5 runs")
-    assert "final graded below" not in bench.summary(rows, ["evolve"], ["flaml"])[0]   # no Phase 1 to compare
+    assert "final graded below" not in tables.summary(rows, ["evolve"], ["flaml"])[0]   # no Phase 1 to compare
 
 
 def test_peer_results_are_reused_per_peer_task_seed_and_limit_from_earlier_json(tmp_path):
@@ -102,20 +105,20 @@ def test_peer_results_are_reused_per_peer_task_seed_and_limit_from_earlier_json(
                      ' "ag-best": {"score": 29.0, "wall_s": 118.0}},'
                      ' {"task": "bikes", "seed": 1, "limit": 120, "flaml": {"score": null, "wall_s": 3.0}}]')
     newer.write_text('[{"task": "bikes", "seed": 0, "limit": 120, "flaml": {"score": 31.0, "wall_s": 125.0}}]')
-    found = bench.earlier_results([older, newer], ["flaml"])
+    found = results.earlier_results([older, newer], ["flaml"])
     assert list(found) == [("flaml", "bikes", 0, 120)]
     assert (found["flaml", "bikes", 0, 120]["score"], found["flaml", "bikes", 0, 120]["from"]) == (31.0, "newer.json")
-    assert ("ag-best", "bikes", 0, 120) in bench.earlier_results([older], ["flaml", "ag-best"])
+    assert ("ag-best", "bikes", 0, 120) in results.earlier_results([older], ["flaml", "ag-best"])
 
 
 def test_reuse_of_a_file_that_is_not_bench_output_is_a_clear_error(tmp_path):
     bad = tmp_path / "notes.json"
     bad.write_text("{not json")
     with pytest.raises(SystemExit, match="notes.json: not a JSON file written by bench_automl.py --json"):
-        bench.earlier_results([bad], ["flaml"])
+        results.earlier_results([bad], ["flaml"])
     bad.write_text('[{"task": "bikes", "flaml": {"score": 30.0}}]')
     with pytest.raises(SystemExit, match="notes.json: a row without task, seed and limit"):
-        bench.earlier_results([bad], ["flaml"])
+        results.earlier_results([bad], ["flaml"])
 
 
 NOW = {"code": "tree-a", "peers": {"flaml": "2.7.0", "autogluon.tabular": "1.6.3"}, "probe_s": 1.0}
@@ -135,20 +138,20 @@ def _kept_row(seed=0, code="tree-a", preset="time", flaml="2.7.0", probe_s=1.0, 
 def test_our_kept_result_is_reused_only_for_the_same_code_and_preset(tmp_path):
     kept = _kept(tmp_path / "kept.json", [_kept_row(0), _kept_row(1, code="tree-b"), _kept_row(2, preset="quick"),
                                           _kept_row(3, code=None)])
-    found = bench.earlier_results([kept], ["mle-star"], NOW, "time")
+    found = results.earlier_results([kept], ["mle-star"], NOW, "time")
     assert list(found) == [("mle-star", "bikes", 0, 120)]
     # A tree with uncommitted changes has no fingerprint: nothing of ours is reused, whatever the rows say.
-    assert bench.earlier_results([kept], ["mle-star"], {**NOW, "code": None}, "time") == {}
+    assert results.earlier_results([kept], ["mle-star"], {**NOW, "code": None}, "time") == {}
 
 
 def test_a_peer_s_kept_result_is_reused_only_for_the_same_version(tmp_path):
     kept = _kept(tmp_path / "kept.json", [_kept_row(0), _kept_row(1, flaml="2.6.0")])
-    assert list(bench.earlier_results([kept], ["flaml"], NOW, "time")) == [("flaml", "bikes", 0, 120)]
+    assert list(results.earlier_results([kept], ["flaml"], NOW, "time")) == [("flaml", "bikes", 0, 120)]
 
 
 def test_rows_from_a_machine_of_another_speed_are_named(tmp_path):
     kept = _kept(tmp_path / "slow.json", [_kept_row(0, probe_s=1.5)])
-    taken = list(bench.earlier_results([kept], ["flaml"], NOW, "time").values())
+    taken = list(results.earlier_results([kept], ["flaml"], NOW, "time").values())
     assert results.speed_notes(taken, 1.0) == ["slow.json: measured on a machine 1.50x as slow as this one"]
     assert results.speed_notes(taken, 1.4) == []   # within the tolerance
 
@@ -164,11 +167,11 @@ def test_the_report_of_kept_rows_merges_files_contender_by_contender(tmp_path):
     assert results.kept_rows([changed, ours], "time", "tree-b")[0]["mle-star"]["score"] == 98.0
     rows = results.kept_rows([other, ours, peers], "time", "tree-a")
     assert rows[0]["flaml"]["score"] == 32.0
-    text = bench.kept_report(rows, ["bikes"], [0, 1, 2], 120, "time")
+    text = tables.kept_report(rows, ["bikes"], [0, 1, 2], 120, "time")
     line = [ln for ln in text.splitlines() if ln.startswith("| bikes")][0]
     assert _cells(line)[3:6] == ["32.0000 (101%)", "30.0000 (96%)", "+6.25%"]
     assert "kept rows from ours.json, peers.json" in text.splitlines()[0]
-    assert bench.kept_report(rows, ["bikes"], [0], 600, "time").startswith("no kept row")
+    assert tables.kept_report(rows, ["bikes"], [0], 600, "time").startswith("no kept row")
 
 
 def test_the_code_fingerprint_changes_with_the_engine_s_code_and_is_none_for_a_changed_tree(tmp_path):
@@ -202,7 +205,7 @@ def test_the_code_fingerprint_changes_with_the_engine_s_code_and_is_none_for_a_c
 def test_an_evolve_only_table_has_no_phase1_column_to_fill():
     rows = [{"task": "bikes", "set": "dev", "metric": "rmse", "maximize": False, "seed": 0, "limit": 120,
              "evolve": {"score": 30.4, "wall_s": 93.0, "phase1": None}, "flaml": {"score": 30.1, "wall_s": 126.0}}]
-    assert bench.table(rows, ["evolve"], ["flaml"]).splitlines()[-1].endswith("| n/a |")
+    assert tables.table(rows, ["evolve"], ["flaml"]).splitlines()[-1].endswith("| n/a |")
 
 
 def _peers():
@@ -242,7 +245,7 @@ def test_a_peer_job_without_a_known_peer_is_a_clear_error(tmp_path):
 
 
 def test_a_difference_that_rounds_to_zero_is_never_shown_negative():
-    assert [bench._pct(-0.00004), bench._pct(-0.0051), bench._pct(None)] == ["+0.00%", "-0.51%", "failed"]
+    assert [tables._pct(-0.00004), tables._pct(-0.0051), tables._pct(None)] == ["+0.00%", "-0.51%", "failed"]
 
 
 def test_report_prints_the_tables_of_kept_rows_without_fitting_anything(tmp_path):

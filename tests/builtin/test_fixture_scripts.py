@@ -10,8 +10,9 @@ Three blocks are newer than the recordings: the scores on fixed groups of the sc
 script before the comparison; the REGULARIZATION block's rule for wide matrices
 (docs/decisions/0031-wide-matrices-cheaper-trees.md) and the early-stopping block's pace
 (docs/decisions/0032-drafts-sized-to-their-window.md, the block as it was kept in
-``recorded_blocks/``) are put back to the text the recordings hold. Only those, exactly as they
-are rendered.
+``recorded_blocks/``) and the regression predictions kept within the training target's range
+(``script_blocks/training.py``, ``blend_stacking.py``) are put back to the text the recordings
+hold. Only those, exactly as they are rendered.
 """
 
 from __future__ import annotations
@@ -82,7 +83,16 @@ def _early_stop_before_search_rows(source: str) -> str:
 EARLY_STOP_NOW = _early_stop_before_search_rows(source("early_stop"))
 EARLY_STOP_RECORDED = _early_stop_before_search_rows(
     (Path(__file__).parent / "recorded_blocks" / "early_stop_before_0032.txt").read_text())
-NEWER_BLOCKS = ((REGULARIZATION_NOW, REGULARIZATION_RECORDED), (EARLY_STOP_NOW, EARLY_STOP_RECORDED))
+# A regression member's predictions kept within the training target's range: the training block's
+# end and two lines of the stacking blend, as rendered now and as the recordings hold them.
+TARGET_RANGE_NOW = "    return in_target_range(" + source("training").partition("    return in_target_range(")[2].rstrip("\n")
+TARGET_RANGE_RECORDED = "    return model.predict(data)"
+STACKING_LINES = (("oof = [in_target_range(cross_val_predict(clone(m), X_tr, y_tr, cv=folds)) for _, m in members]",
+                   "oof = [cross_val_predict(clone(m), X_tr, y_tr, cv=folds) for _, m in members]"),
+                  ("return in_target_range(meta.predict(stack_features(preds)))",
+                   "return meta.predict(stack_features(preds))"))
+NEWER_BLOCKS = ((REGULARIZATION_NOW, REGULARIZATION_RECORDED), (EARLY_STOP_NOW, EARLY_STOP_RECORDED),
+                (TARGET_RANGE_NOW, TARGET_RANGE_RECORDED), *STACKING_LINES)
 
 
 def without_score_groups(script: str | None) -> str | None:

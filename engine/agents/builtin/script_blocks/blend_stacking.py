@@ -16,6 +16,7 @@ from engine.agents.builtin.script_blocks.names import (
     clone,
     cross_val_predict,
     cv_splits,
+    in_target_range,
     members,
     np,
     y_tr,
@@ -43,7 +44,7 @@ def fit_blender(val_preds, y_true):
         oof = [cross_val_predict(clone(m), X_tr, y_tr, cv=folds, method="predict_proba") for _, m in members]
     else:
         folds = KFold(n_splits=3, shuffle=True, random_state=SEED)
-        oof = [cross_val_predict(clone(m), X_tr, y_tr, cv=folds) for _, m in members]
+        oof = [in_target_range(cross_val_predict(clone(m), X_tr, y_tr, cv=folds)) for _, m in members]
     return meta.fit(stack_features(oof), y_tr)
 
 
@@ -52,4 +53,4 @@ def blend(preds, meta):
         full = np.zeros((len(preds[0]), len(CLASSES)))
         full[:, meta.classes_] = meta.predict_proba(stack_features(preds))
         return full
-    return meta.predict(stack_features(preds))
+    return in_target_range(meta.predict(stack_features(preds)))

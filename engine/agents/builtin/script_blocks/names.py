@@ -86,6 +86,7 @@ FINAL_FIT: str
 BLEND_ROUNDS: int
 META_C: float
 predict_values: Callable[[Any, Any], Any]
+in_target_range: Callable[[Any], Any]
 fit_blender: Callable[[Any, Any], Any]
 blend: Callable[[Any, Any], Any]
 sized: Callable[[Any], Any]
