@@ -84,7 +84,7 @@ lint: venv $(TEST_STAMP)
 # Every bench runs to the end, each against its plain baseline; a bench that fails or misses its
 # target makes `make bench` fail once all have run. tests/bench/ runs each at its --smoke size.
 # bench_cores runs last: its twelve script runs fit a 9,000-row table (its docstring says why one table).
-BENCHES := bench_core bench_replay bench_sandbox bench_postgres bench_campaign bench_ui bench_longrun bench_cores
+BENCHES := bench_core bench_replay bench_sandbox bench_postgres bench_campaign bench_ui bench_longrun bench_omp_wait bench_cores
 bench: venv $(TEST_STAMP) sandbox-deps
 	@failed=""; for b in $(BENCHES); do echo "== bench/$$b.py"; \
 	  PYTHONPATH=$(CURDIR) $(PY) bench/$$b.py || failed="$$failed $$b"; done; \

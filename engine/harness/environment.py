@@ -8,6 +8,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -34,8 +35,8 @@ _SECRET_NAME = re.compile(
 # settings that choose GPUs and size the numerical libraries' thread pools; the user adds more
 # by name with the ``eval_env_pass`` setting.
 SCRIPT_ENV_NAMES = frozenset({"PATH", "HOME", "LANG", "TMPDIR"})
-SCRIPT_ENV_PREFIXES = ("LC_", "ENGINE_EVAL_", "CUDA_", "NVIDIA_", "OMP_", "OPENBLAS_", "MKL_", "NUMEXPR_",
-                       "VECLIB_", "BLIS_", "KMP_")
+SCRIPT_ENV_PREFIXES = ("LC_", "ENGINE_EVAL_", "CUDA_", "NVIDIA_", "OMP_", "GOMP_", "OPENBLAS_", "MKL_",
+                       "NUMEXPR_", "VECLIB_", "BLIS_", "KMP_")
 
 
 def no_gpu_info() -> dict[str, Any]:
@@ -139,6 +140,47 @@ def with_deadline(env: Mapping[str, str], timeout_s: float, fit_within_s: float 
 CORES_VAR = "ENGINE_EVAL_CORES"
 
 
+# How the OpenMP threads of a script given several cores (scikit-learn's boosters and LightGBM, both
+# on GNU libgomp in their Linux wheels) wait for one another (docs/decisions/0035). On free cores a
+# short spin before sleeping is fastest: not spinning at all made every two-thread fit 5 to 13 times
+# slower on a quiet machine. Beside other CPU-bound work a spinning thread is scheduled as one more
+# of them and waits for its turn at every barrier (a two-thread HistGB script took 247 s instead of
+# 14 s), while a thread that sleeps is woken first: there not spinning is the only setting that never
+# stalled (bench/bench_omp_wait.py). So the machine's CPU pressure decides at each script's start.
+OPENMP_SPIN = {"GOMP_SPINCOUNT": "10000"}
+OPENMP_SLEEP = {"OMP_WAIT_POLICY": "PASSIVE"}
+# The user's own choice of how OpenMP threads wait, which the engine then leaves alone.
+OPENMP_WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+# Linux's pressure stall information: the share of the last 10 s in which some runnable task
+# waited for a CPU. The engine's own scripts never outnumber the cores they were given, so a share
+# this high means other work competes for them.
+CPU_PRESSURE = Path("/proc/pressure/cpu")
+BUSY_PRESSURE_PCT = 20.0
+# Where the kernel keeps no pressure figures: a 1-minute load average this many times the cores.
+BUSY_LOAD_PER_CORE = 1.5
+
+
+def cpu_pressure_pct() -> float | None:
+    """The share (%) of the last 10 s in which some runnable task waited for a CPU; None where the
+    kernel does not report it."""
+    try:
+        fields = CPU_PRESSURE.read_text().splitlines()[0].split()[1:]
+        return float(dict(field.split("=", 1) for field in fields)["avg10"])
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+
+
+def cores_contended() -> bool:
+    """Whether other work competes for this machine's cores now (``BUSY_PRESSURE_PCT``)."""
+    pressure = cpu_pressure_pct()
+    if pressure is not None:
+        return pressure >= BUSY_PRESSURE_PCT
+    try:
+        return os.getloadavg()[0] >= BUSY_LOAD_PER_CORE * usable_cores()
+    except OSError:
+        return False
+
+
 def usable_cores() -> int:
     """The cores this process may run on (its CPU affinity, else the machine's count)."""
     try:
@@ -161,8 +203,9 @@ def build_execution_env(
     survives a kill) and ``PYTHONHASHSEED=0``. ``CUDA_VISIBLE_DEVICES`` is set only when
     ``gpu_indices`` is given; ``None`` inherits (digest §12 trap 8 resolved by the rule, not the
     table). ``cores`` sets CORES_VAR, at most ``usable_cores()``: threads beyond the machine's cores
-    only wait on one another (and, more than one, passively: ``OMP_WAIT_POLICY``, unless set). None
-    is ever inherited from the engine's own environment.
+    only wait on one another (and, more than one, spin briefly before they sleep on free cores,
+    sleep at once on contended ones: ``OPENMP_SPIN``, ``OPENMP_SLEEP``, unless the user set how
+    they wait). None is ever inherited from the engine's own environment.
     """
     source = os.environ if base is None else base
     names = frozenset(passed)
@@ -172,11 +215,8 @@ def build_execution_env(
     env.pop(CORES_VAR, None)
     if cores is not None:
         env[CORES_VAR] = str(max(1, min(int(cores), usable_cores())))
-        if int(env[CORES_VAR]) > 1:
-            # OpenMP's threads (scikit-learn's boosting, LightGBM) otherwise spin while they wait for
-            # one another: on a busy machine a spinning thread holds a core its partner needs (a
-            # HistGB script on two threads took 247 s and 42 CPU s beside other load, 14 s passive).
-            env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        if int(env[CORES_VAR]) > 1 and not any(name in env for name in OPENMP_WAIT_SETTINGS):
+            env.update(OPENMP_SLEEP if cores_contended() else OPENMP_SPIN)
     if gpu_indices is not None:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in gpu_indices)
     return env

@@ -28,6 +28,7 @@ SMOKE_FIGURES = {
     "bench_replay.py": ["replay (re-derive + compare every decision)", "ratio replay / fold"],
     "bench_sandbox.py": ["sandbox overhead, trivial script: unsandboxed"],
     "bench_cores.py": ["one core over two, median over 1 scripts", "same results at both counts: 1/1"],
+    "bench_omp_wait.py": ["3,600 rows, quiet", "ratio passive / engine", "target: the engine's setting"],
     "bench_postgres.py": ["durable single-event appends/s: ours", "durable batched appends/s (50/batch): ours"],
     "bench_ui.py": ["first render of the run page", "cold open"],
     "bench_campaign.py": ["wall ratio sequential / campaign", "same best scores both ways: yes"],
