@@ -143,10 +143,10 @@ CORES_VAR = "ENGINE_EVAL_CORES"
 # How the OpenMP threads of a script given several cores (scikit-learn's boosters and LightGBM, both
 # on GNU libgomp in their Linux wheels) wait for one another (docs/decisions/0035). On free cores a
 # short spin before sleeping is fastest: not spinning at all made every two-thread fit 5 to 13 times
-# slower on a quiet machine. Beside other CPU-bound work a spinning thread is scheduled as one more
-# of them and waits for its turn at every barrier (a two-thread HistGB script took 247 s instead of
-# 14 s), while a thread that sleeps is woken first: there not spinning is the only setting that never
-# stalled (bench/bench_omp_wait.py). So the machine's CPU pressure decides at each script's start.
+# slower on a quiet machine. Beside other CPU-bound work any spin stalls at times (a two-thread
+# HistGB script took 247 s instead of 14 s; a short spin 0.4 to 10 s for a fit of 2 s), and not
+# spinning was the only setting that never did (bench/bench_omp_wait.py). So the machine's CPU
+# pressure decides, at each script's start.
 OPENMP_SPIN = {"GOMP_SPINCOUNT": "10000"}
 OPENMP_SLEEP = {"OMP_WAIT_POLICY": "PASSIVE"}
 # The user's own choice of how OpenMP threads wait, which the engine then leaves alone.

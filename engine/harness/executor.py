@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 
-from engine.harness.environment import build_execution_env, withhold_secrets
+from engine.harness.environment import CORES_VAR, OPENMP_WAIT_SETTINGS, build_execution_env, withhold_secrets
 from engine.harness.evaluate import evaluate_code
 from engine.harness.held_back import HeldBack, cut_and_grade
 from engine.harness.process import KILL_GRACE_SECONDS
@@ -111,9 +111,10 @@ async def run_evaluation(request: EvaluationRequested, code: str, ctx: EvalConte
     policy = evaluation_sandbox_policy(request, ctx)
     sandbox = Sandbox(policy) if policy.mode == "bwrap" else None
     prepare_evaluation_directory(eval_dir, ctx.data_dir(request), "bind" if sandbox else ctx.input_mode)
-    log.info("harness.evaluation.start", effect_id=request.effect_id, solution_id=request.solution_id,
-             dir=str(eval_dir), timeout=request.timeout_s, sandbox=policy.mode)
     env = build_execution_env(_gpu_indices(ctx.gpu_info), passed=ctx.env_pass, cores=request.cores)
+    log.info("harness.evaluation.start", effect_id=request.effect_id, solution_id=request.solution_id,
+             dir=str(eval_dir), timeout=request.timeout_s, sandbox=policy.mode, cores=env.get(CORES_VAR),
+             **{name.lower(): env[name] for name in OPENMP_WAIT_SETTINGS if name in env})
     try:
         evaluation = await evaluate_code(
             code, eval_dir, request.timeout_s,
