@@ -13,24 +13,36 @@ from unittest import mock
 import pytest
 
 from engine.harness import environment
-from engine.harness.environment import OPENMP_SLEEP, OPENMP_SPIN, build_execution_env, cpu_pressure_pct
+from engine.harness.environment import (
+    OPENMP_SLEEP,
+    OPENMP_SPIN,
+    OPENMP_WAIT_SETTINGS,
+    build_execution_env,
+    cpu_pressure_pct,
+)
+
+NONE_SET = dict.fromkeys(OPENMP_WAIT_SETTINGS)
+
+
+def wait_settings(env: dict[str, str]) -> dict[str, str | None]:
+    """How the env tells OpenMP threads to wait: each setting's value, None where unset."""
+    return {k: env.get(k) for k in OPENMP_WAIT_SETTINGS}
 
 
 @pytest.mark.parametrize(("contended", "expected"), [(False, OPENMP_SPIN), (True, OPENMP_SLEEP)])
-def test_several_cores_wait_as_the_machine_s_load_says_unless_the_user_said_how(contended, expected) -> None:
+def test_several_cores_wait_as_the_machine_s_load_says_unless_the_user_said_how(
+        contended: bool, expected: dict[str, str]) -> None:
     with mock.patch.object(environment, "usable_cores", return_value=4), \
             mock.patch.object(environment, "cores_contended", return_value=contended):
         env = build_execution_env(base={"PATH": "/bin"}, cores=2)
-        assert {k: env.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")} == {
-            "OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": None, **expected}
+        assert wait_settings(env) == {**NONE_SET, **expected}
         for own in ({"OMP_WAIT_POLICY": "ACTIVE"}, {"GOMP_SPINCOUNT": "0"}):
             kept = build_execution_env(base={"PATH": "/bin", **own}, cores=2)
-            assert {k: kept.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")} == {
-                "OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": None, **own}
+            assert wait_settings(kept) == {**NONE_SET, **own}
         for fewer in (build_execution_env(base={"PATH": "/bin"}, cores=1), build_execution_env(base={"PATH": "/bin"})):
-            assert not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & set(fewer)
+            assert wait_settings(fewer) == NONE_SET
     with mock.patch.object(environment, "usable_cores", return_value=1):  # one thread never waits
-        assert not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & set(build_execution_env(base={"PATH": "/bin"}, cores=2))
+        assert wait_settings(build_execution_env(base={"PATH": "/bin"}, cores=2)) == NONE_SET
 
 
 def test_contention_is_read_from_the_kernel_s_cpu_pressure_else_the_load_average(tmp_path: Path) -> None:
