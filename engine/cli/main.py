@@ -318,8 +318,9 @@ _mount_optional()
 
 def main() -> None:
     """The ``engine`` command. A Ctrl-C that no run is there to catch (while a command that drives
-    no run works, or a second one after a run recorded its stop) ends it with 130 and one line,
-    never a traceback."""
+    no run works, or after a run ended on its own) ends it with 130 and one line, never a
+    traceback; once a run has recorded its stop, further ones are ignored while the process
+    ends (engine/run/stop_signals.py)."""
     try:
         _run_command()
     except KeyboardInterrupt:
@@ -366,8 +367,8 @@ def _run_command() -> None:
         if runs_mod.started_as_command():
             import signal
 
-            # Only the exit is left: a Ctrl-C now (an impatient second one after a run recorded
-            # its stop) would raise in the interpreter's shutdown and print a traceback there.
+            # Only the exit is left: a Ctrl-C now would raise in the interpreter's shutdown and
+            # print a traceback there.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 

@@ -14,6 +14,13 @@ A Python signal handler runs in the main thread between two bytecodes, possibly 
 of the event loop's own code, so the handler does no more than record the reason (one attribute)
 and hand the rest to the loop with ``call_soon_threadsafe`` (safe there: asyncio's own signal
 handling does the same).
+
+After a stop, the command's process has nothing left to do but print and exit, and Python's
+default handler coming back would let an impatient third Ctrl-C raise ``KeyboardInterrupt``
+wherever the main thread then is: in a garbage-collection callback it cannot propagate, so the
+interpreter prints its traceback ("Exception ignored in ...") and goes on. So in a process
+started as the ``engine`` command the stop signals stay ignored once one has stopped the run; a
+program that drives runs as a library gets its own handlers back either way.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
 
+from engine.run.clock import started_as_command
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -32,7 +41,8 @@ class StopSignals:
     """While entered (in the main thread; elsewhere it does nothing), SIGINT and SIGTERM call
     ``on_signal(reason)`` at once (it must only record) and ``then(reason, first)`` soon after
     on ``loop``, ``first`` telling whether it is the first stop signal. The previous handlers
-    come back on exit."""
+    come back on exit, unless a stop signal came in a process started as the ``engine``
+    command: then they stay ignored (see the module's docstring)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_signal: Callable[[str], bool],
                  then: Callable[[str, bool], None]) -> None:
@@ -40,6 +50,7 @@ class StopSignals:
         self._on_signal = on_signal
         self._then = then
         self._previous: dict[signal.Signals, Any] = {}
+        self._signalled = False
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
@@ -49,12 +60,14 @@ class StopSignals:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        ignore = self._signalled and started_as_command()
         for sig, previous in self._previous.items():
-            signal.signal(sig, previous)
+            signal.signal(sig, signal.SIG_IGN if ignore else previous)
         self._previous.clear()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         reason = f"signal {signal.Signals(signum).name}"
+        self._signalled = True
         first = self._on_signal(reason)
         if not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._then, reason, first)

@@ -201,8 +201,8 @@ cli.main()
 
 
 def test_ctrl_c_while_a_command_works_ends_it_with_130_and_one_line() -> None:
-    """A SIGINT that no run is there to catch (a command that drives none, or an impatient second
-    Ctrl-C after a run recorded its stop) is a KeyboardInterrupt anywhere in the command's code,
+    """A SIGINT that no run is there to catch (a command that drives none, or one after a run
+    ended on its own) is a KeyboardInterrupt anywhere in the command's code,
     even in the evaluation of an ``except`` clause: still one line and 130, no traceback."""
     import signal
     import subprocess

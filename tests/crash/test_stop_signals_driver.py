@@ -5,6 +5,7 @@ one while the effect in flight is being cancelled. Either way the run ends ``Dri
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from pathlib import Path
@@ -89,3 +90,41 @@ def test_a_second_sigint_while_the_call_in_flight_is_cancelled_changes_nothing(t
     stops = _stops(store)
     assert len(stops) == 1 and stops[0]["reason"] == "signal SIGINT"
     assert stops[0]["cancelled_effects"] == ["run/endless"]
+
+
+def test_in_the_engine_command_stop_signals_stay_ignored_once_a_run_was_stopped(
+        tmp_path: Path, monkeypatch) -> None:
+    """A later Ctrl-C must not raise ``KeyboardInterrupt`` wherever the ending command then is (in
+    a garbage-collection callback Python prints its traceback and goes on). A run that ends
+    without a signal gives the handlers back, as a library's caller gets them back either way."""
+    import engine.run.stop_signals as stop_signals
+
+    monkeypatch.setattr(stop_signals, "started_as_command", lambda: True)
+    previous = {sig: signal.getsignal(sig) for sig in stop_signals.STOP_SIGNALS}
+    try:
+        store = _store(tmp_path)
+
+        async def call(req, _where):
+            os.kill(os.getpid(), signal.SIGINT)
+            await anyio.sleep_forever()
+
+        _drive(Driver(store, "r", main=one_endless_call, executors=Executors(agent=call, evaluate=call)))
+        assert [s["reason"] for s in _stops(store)] == ["signal SIGINT"]
+        assert all(signal.getsignal(sig) is signal.SIG_IGN for sig in stop_signals.STOP_SIGNALS)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def test_in_the_engine_command_a_run_without_a_stop_signal_gives_the_handlers_back(monkeypatch) -> None:
+    import engine.run.stop_signals as stop_signals
+
+    monkeypatch.setattr(stop_signals, "started_as_command", lambda: True)
+    before = signal.getsignal(signal.SIGINT)
+
+    async def unsignalled() -> None:
+        with stop_signals.StopSignals(asyncio.get_running_loop(), lambda _r: True, lambda _r, _f: None):
+            assert signal.getsignal(signal.SIGINT) is not before
+
+    anyio.run(unsignalled)
+    assert signal.getsignal(signal.SIGINT) is before
