@@ -11,6 +11,7 @@ import signal
 from pathlib import Path
 
 import anyio
+import pytest
 
 from engine.run.driver import Driver
 from engine.run.executors import Executors
@@ -93,7 +94,7 @@ def test_a_second_sigint_while_the_call_in_flight_is_cancelled_changes_nothing(t
 
 
 def test_in_the_engine_command_stop_signals_stay_ignored_once_a_run_was_stopped(
-        tmp_path: Path, monkeypatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A later Ctrl-C must not raise ``KeyboardInterrupt`` wherever the ending command then is (in
     a garbage-collection callback Python prints its traceback and goes on). A run that ends
     without a signal gives the handlers back, as a library's caller gets them back either way."""
@@ -116,7 +117,8 @@ def test_in_the_engine_command_stop_signals_stay_ignored_once_a_run_was_stopped(
             signal.signal(sig, handler)
 
 
-def test_in_the_engine_command_a_run_without_a_stop_signal_gives_the_handlers_back(monkeypatch) -> None:
+def test_in_the_engine_command_a_run_without_a_stop_signal_gives_the_handlers_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     import engine.run.stop_signals as stop_signals
 
     monkeypatch.setattr(stop_signals, "started_as_command", lambda: True)
