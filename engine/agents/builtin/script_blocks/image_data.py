@@ -91,6 +91,7 @@ BASE_NUM = list(X.columns)
 DATE_PATTERN = ""
 DATE_COLS: list = []
 NAME_COLS: list = []
+NAME_RANK_COLS: list = []
 NUM_COLS = list(X.columns)
 CAT_COLS: list = []
 # insert labels

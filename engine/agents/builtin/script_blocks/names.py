@@ -60,6 +60,7 @@ DATE_PATTERN: str
 DATE_COLS: list[str]
 text_columns: Callable[[Callable[[pd.Series], bool]], list[str]]
 NAME_COLS: list[str]
+NAME_RANK_COLS: list[str]
 X: pd.DataFrame
 X_test: pd.DataFrame
 NUM_COLS: list[str]

@@ -2,7 +2,8 @@
 
 Numeric gaps are imputed (or, for a booster that splits on gaps, kept: ``KeepObserved``), numbers
 scaled as the gene says, narrow categories one-hot or ordinal coded, wide ones (more levels than
-MANY_LEVELS) replaced by their levels' target means, cross-fitted; ``category_kwargs`` tells a
+MANY_LEVELS) replaced by their levels' target means, cross-fitted, names past MANY_CLASSES
+classes by their alphabetical rank (``AlphabeticalRank``); ``category_kwargs`` tells a
 booster which columns are categories when the gene encodes them "native". ``PREP`` is the gene's
 preprocessing, which a member without its own passes to ``make_preprocessor``.
 """
@@ -16,6 +17,7 @@ preprocessing, which a member without its own passes to ``make_preprocessor``.
 
 from engine.agents.builtin.script_blocks.names import (
     CAT_COLS,
+    NAME_RANK_COLS,
     NUM_COLS,
     SEED,
     TASK_KIND,
@@ -43,8 +45,9 @@ from engine.agents.builtin.script_blocks.names import (
 # order (regime-type's 196 countries: LightGBM's cross-validated logloss 0.76 on codes, 0.62 on
 # target means; a linear model's 0.95 on twenty one-hot columns, 0.65).
 MANY_LEVELS = 20
-WIDE_CAT_COLS = [c for c in CAT_COLS if X[c].nunique() > MANY_LEVELS]
-NARROW_CAT_COLS = [c for c in CAT_COLS if c not in WIDE_CAT_COLS]
+RANK_COLS = [c for c in CAT_COLS if c in NAME_RANK_COLS]
+WIDE_CAT_COLS = [c for c in CAT_COLS if X[c].nunique() > MANY_LEVELS and c not in RANK_COLS]
+NARROW_CAT_COLS = [c for c in CAT_COLS if c not in WIDE_CAT_COLS and c not in RANK_COLS]
 
 
 NATIVE_MISSING_FAMILIES = ('lightgbm', 'hist_gradient_boosting')
@@ -65,6 +68,21 @@ class KeepObserved(_Estimator, _Transformer):
 
     def transform(self, X):
         return np.asarray(X, dtype=float)[:, self.keep_]
+
+
+class AlphabeticalRank(_Estimator, _Transformer):
+    """Each value's place among the training rows' values in alphabetical order, in [0, 1]. A name
+    never seen in training still lands among its neighbours (a Polish town's name among the Polish
+    ones), where an ordinal code would make every such name the same unknown -1."""
+
+    def fit(self, X, y=None):
+        self.levels_ = [np.unique(column) for column in np.asarray(X, dtype=str).T]
+        return self
+
+    def transform(self, X):
+        columns = np.asarray(X, dtype=str).T
+        return np.column_stack([np.searchsorted(levels, column) / len(levels)
+                                for levels, column in zip(self.levels_, columns)])
 
 
 def make_preprocessor(num_impute="median", indicators=False, scale="none", encode="ordinal", family=None):
@@ -105,8 +123,9 @@ def make_preprocessor(num_impute="median", indicators=False, scale="none", encod
         # Every category goes to the booster as it is, however many levels it has (the search weighs
         # this against target means: 30 stores, native better; 196 countries, target means).
         return ColumnTransformer([("cat", categorical, CAT_COLS), ("num", numeric, NUM_COLS)])
+    ranks = Pipeline([("impute", SimpleImputer(strategy="most_frequent")), ("rank", AlphabeticalRank())])
     return ColumnTransformer([("num", numeric, NUM_COLS), ("cat", categorical, NARROW_CAT_COLS),
-                              ("wide", wide, WIDE_CAT_COLS)])
+                              ("wide", wide, WIDE_CAT_COLS), ("rank", ranks, RANK_COLS)])
 
 
 def category_kwargs(prep, family="lightgbm"):
