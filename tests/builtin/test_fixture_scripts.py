@@ -11,8 +11,10 @@ script before the comparison; the REGULARIZATION block's rule for wide matrices
 (docs/decisions/0031-wide-matrices-cheaper-trees.md) and the early-stopping block's pace
 (docs/decisions/0032-drafts-sized-to-their-window.md, the block as it was kept in
 ``recorded_blocks/``) and the regression predictions kept within the training target's range
-(``script_blocks/training.py``, ``blend_stacking.py``) are put back to the text the recordings
-hold. Only those, exactly as they are rendered.
+(``script_blocks/training.py``, ``blend_stacking.py``) and the names past ten classes read as
+their alphabetical rank (``script_blocks/data.py``, ``preprocessor.py``; the blocks as they were
+kept in ``recorded_blocks/``) are put back to the text the recordings hold. Only those, exactly
+as they are rendered.
 """
 
 from __future__ import annotations
@@ -80,9 +82,9 @@ def _early_stop_before_search_rows(source: str) -> str:
     return insert(text, deadline=block("deadline"))
 
 
+RECORDED_BLOCKS = Path(__file__).parent / "recorded_blocks"
 EARLY_STOP_NOW = _early_stop_before_search_rows(source("early_stop"))
-EARLY_STOP_RECORDED = _early_stop_before_search_rows(
-    (Path(__file__).parent / "recorded_blocks" / "early_stop_before_0032.txt").read_text())
+EARLY_STOP_RECORDED = _early_stop_before_search_rows((RECORDED_BLOCKS / "early_stop_before_0032.txt").read_text())
 # A regression member's predictions kept within the training target's range: the training block's
 # end and two lines of the stacking blend, as rendered now and as the recordings hold them.
 TARGET_RANGE_NOW = "    return in_target_range(" + source("training").partition("    return in_target_range(")[2].rstrip("\n")
@@ -91,8 +93,24 @@ STACKING_LINES = (("oof = [in_target_range(cross_val_predict(clone(m), X_tr, y_t
                    "oof = [cross_val_predict(clone(m), X_tr, y_tr, cv=folds) for _, m in members]"),
                   ("return in_target_range(meta.predict(stack_features(preds)))",
                    "return meta.predict(stack_features(preds))"))
+def _names_part(text: str) -> str:
+    """The data block's names, from its DATE_COLS line to the first feature function (no
+    insertion point between)."""
+    return "DATE_COLS = " + text.partition("\nDATE_COLS = ")[2].partition("\n\ndef add_features")[0]
+
+
+def _script_part(text: str) -> str:
+    """A block's script text up to its gene's line (``PREP = ``), which the renderer sets."""
+    return text.partition(SCRIPT_MARK + "\n")[2].partition("\n\nPREP = ")[0]
+
+
+# Names past ten classes reach the models as their alphabetical rank (script_blocks/data.py): the
+# two blocks as rendered now and as the recordings hold them.
+NAME_RANKS = ((_names_part(source("data")), _names_part((RECORDED_BLOCKS / "data_before_name_ranks.txt").read_text())),
+              (_script_part(source("preprocessor")),
+               _script_part((RECORDED_BLOCKS / "preprocessor_before_name_ranks.txt").read_text())))
 NEWER_BLOCKS = ((REGULARIZATION_NOW, REGULARIZATION_RECORDED), (EARLY_STOP_NOW, EARLY_STOP_RECORDED),
-                (TARGET_RANGE_NOW, TARGET_RANGE_RECORDED), *STACKING_LINES)
+                (TARGET_RANGE_NOW, TARGET_RANGE_RECORDED), *STACKING_LINES, *NAME_RANKS)
 
 
 def without_score_groups(script: str | None) -> str | None:

@@ -17,7 +17,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
 from engine.agents.builtin import blocks
-from engine.agents.builtin.blocks import BlockError, block, body, fill, insert, regions, set_constants
+from engine.agents.builtin.blocks import BlockError, block, body, fill, insert, regions, script_text, set_constants
 from engine.agents.builtin.catalog import FAMILIES, ROW_BAGGED_CLASSES, SEED_VARYING_CLASSES, example_code
 from engine.agents.builtin.render_data import FEATURE_OPTIONS, render_preamble
 from engine.agents.builtin.render_train import COMBINE_METHODS
@@ -152,6 +152,36 @@ def test_the_features_are_row_wise_and_named_as_the_model_reads_them() -> None:
     assert out["who_first_word"].tolist() == ["ford", "volvo", "ford"] and out["who_last_word"][0] == "t"
     assert out["fe_a_x_b"].tolist()[:2] == [2.0, 0.0]
     assert "fe_log_a" in out and "fe_log_b" in out
+
+
+def _preprocessor(X: pd.DataFrame, num: list[str], cat: list[str], ranked: list[str]) -> dict[str, Any]:
+    """preprocessor.py run with the names data.py would have defined for X."""
+    from sklearn import compose, impute, model_selection, pipeline, preprocessing
+    return run(script_text("preprocessor"), X=X, NUM_COLS=num, CAT_COLS=cat, NAME_RANK_COLS=ranked,
+               TASK_KIND="classification", ColumnTransformer=compose.ColumnTransformer, KFold=model_selection.KFold,
+               StratifiedKFold=model_selection.StratifiedKFold, Pipeline=pipeline.Pipeline,
+               SimpleImputer=impute.SimpleImputer, **{name: getattr(preprocessing, name) for name in (
+                   "OneHotEncoder", "OrdinalEncoder", "QuantileTransformer", "RobustScaler", "StandardScaler",
+                   "TargetEncoder")})
+
+
+def test_names_past_ten_classes_reach_the_models_as_their_alphabetical_rank() -> None:
+    """One column a name, not one of target means per class: an unseen name lands among its
+    alphabetical neighbours, a missing one is the most frequent name's place."""
+    towns = ["Aachen", "Berlin", "Bonn", "Krakow", "Lodz", "Poznan", "Warsaw", "Zagreb", "Split", "Bremen"] * 8
+    X = pd.DataFrame({"name": [f"{town} {i}" for i, town in enumerate(towns)], "x": np.arange(80.0)})
+    y = np.arange(80) % 16  # sixteen classes: target means would give a column for each
+    ranked = _preprocessor(X, ["x"], ["name"], ["name"])
+    assert ranked["WIDE_CAT_COLS"] == [] and ranked["NARROW_CAT_COLS"] == []
+    prep = ranked["make_preprocessor"]().fit(X, y)
+    unseen = pd.DataFrame({"name": ["Kiel", "A", "Zz", None], "x": [0.0, 0.0, 0.0, 0.0]})
+    out = prep.transform(unseen)
+    assert out.shape == (4, 2)
+    levels = sorted(X["name"])
+    assert out[0, 1] == pytest.approx(np.searchsorted(levels, "Kiel") / 80) and 0 < out[0, 1] < 1
+    assert out[1, 1] == 0.0 and out[2, 1] == 1.0
+    means = _preprocessor(X, ["x"], ["name"], [])["make_preprocessor"]().fit(X, y)
+    assert means.transform(unseen).shape == (4, 1 + 16)
 
 
 @pytest.mark.parametrize("method", ["mean", "median", "rank"])
