@@ -12,8 +12,7 @@ script before the comparison; the REGULARIZATION block's rule for wide matrices
 (docs/decisions/0032-drafts-sized-to-their-window.md, the block as it was kept in
 ``recorded_blocks/``) and the regression predictions kept within the training target's range
 (``script_blocks/training.py``, ``blend_stacking.py``) and the names past ten classes read as
-their alphabetical rank (``script_blocks/data.py``, ``preprocessor.py``; the blocks as they were
-kept in ``recorded_blocks/``) are put back to the text the recordings hold. Only those, exactly
+their alphabetical rank (``script_blocks/data.py``, ``preprocessor.py``) are put back to the text the recordings hold. Only those, exactly
 as they are rendered.
 """
 
@@ -93,24 +92,31 @@ STACKING_LINES = (("oof = [in_target_range(cross_val_predict(clone(m), X_tr, y_t
                    "oof = [cross_val_predict(clone(m), X_tr, y_tr, cv=folds) for _, m in members]"),
                   ("return in_target_range(meta.predict(stack_features(preds)))",
                    "return meta.predict(stack_features(preds))"))
-def _names_part(text: str) -> str:
-    """The data block's names, from its DATE_COLS line to the first feature function (no
-    insertion point between)."""
-    return "DATE_COLS = " + text.partition("\nDATE_COLS = ")[2].partition("\n\ndef add_features")[0]
 
 
-def _script_part(text: str) -> str:
-    """A block's script text up to its gene's line (``PREP = ``), which the renderer sets."""
-    return text.partition(SCRIPT_MARK + "\n")[2].partition("\n\nPREP = ")[0]
-
-
-# Names past ten classes reach the models as their alphabetical rank (script_blocks/data.py): the
-# two blocks as rendered now and as the recordings hold them.
-NAME_RANKS = ((_names_part(source("data")), _names_part((RECORDED_BLOCKS / "data_before_name_ranks.txt").read_text())),
-              (_script_part(source("preprocessor")),
-               _script_part((RECORDED_BLOCKS / "preprocessor_before_name_ranks.txt").read_text())))
+# Names past ten classes reach the models as their alphabetical rank (script_blocks/data.py,
+# preprocessor.py): the lines as rendered now and as the recordings hold them.
+DATA_NOW = source("data")
+PREPROCESSOR_NOW = source("preprocessor")
+# A line taken out is matched with the line break before it: each text is compared without its
+# trailing ones.
+NAME_RANK_LINES = (
+    ("\n# There the names themselves" + DATA_NOW.partition("\n# There the names themselves")[2].partition(
+        "\nMANY_CLASSES = ")[0], ""),
+    ("\nNAME_RANK_COLS = []", ""),
+    ("    NAME_COLS, NAME_RANK_COLS = [], NAME_COLS", "    NAME_COLS = []"),
+    ("\nRANK_COLS = [c for c in CAT_COLS if c in NAME_RANK_COLS]", ""),
+    ("WIDE_CAT_COLS = [c for c in CAT_COLS if X[c].nunique() > MANY_LEVELS and c not in RANK_COLS]\n"
+     "NARROW_CAT_COLS = [c for c in CAT_COLS if c not in WIDE_CAT_COLS and c not in RANK_COLS]",
+     "WIDE_CAT_COLS = [c for c in CAT_COLS if X[c].nunique() > MANY_LEVELS]\n"
+     "NARROW_CAT_COLS = [c for c in CAT_COLS if c not in WIDE_CAT_COLS]"),
+    ("\n\n\nclass AlphabeticalRank" + PREPROCESSOR_NOW.partition("\n\n\nclass AlphabeticalRank")[2].partition(
+        "\n\n\ndef make_preprocessor(")[0], ""),
+    ('\n    ranks = Pipeline([("impute", SimpleImputer(strategy="most_frequent")), ("rank", AlphabeticalRank())])', ""),
+    ('("wide", wide, WIDE_CAT_COLS), ("rank", ranks, RANK_COLS)])', '("wide", wide, WIDE_CAT_COLS)])'),
+)
 NEWER_BLOCKS = ((REGULARIZATION_NOW, REGULARIZATION_RECORDED), (EARLY_STOP_NOW, EARLY_STOP_RECORDED),
-                (TARGET_RANGE_NOW, TARGET_RANGE_RECORDED), *STACKING_LINES, *NAME_RANKS)
+                (TARGET_RANGE_NOW, TARGET_RANGE_RECORDED), *STACKING_LINES, *NAME_RANK_LINES)
 
 
 def without_score_groups(script: str | None) -> str | None:
