@@ -33,10 +33,10 @@ def prepared(tmp_path_factory) -> dict[str, Path]:
     return {name: prepare_bundled(name, root / name) for name in BUNDLED}
 
 
-# `make test` runs `pytest -n 2 --dist loadgroup`. A test file is one unit of work (its module
+# `make test` runs `pytest -n <cores + 1> --dist loadgroup`. A test file is one unit of work (its module
 # fixtures are built once), except: a directory whose session fixtures are costly is one unit, and
 # a file of long independent end-to-end runs opts out (SPREAD_OVER_WORKERS = True) so its tests
-# share the two workers instead of queueing on one.
+# share the workers instead of queueing on one.
 _ONE_UNIT_DIRS = ("tests/audit",)
 
 
