@@ -5,15 +5,18 @@ recorded request, task, settings and seed, and the script of the answer must be 
 byte for byte. Replaying a fixture reads the recorded answers and never asks the agent, so only
 this test notices a renderer that writes something else.
 
-Three blocks are newer than the recordings: the scores on fixed groups of the scored rows
-(``script_blocks/score_groups.py``), written after the validation score, is cut from the new
-script before the comparison; the REGULARIZATION block's rule for wide matrices
-(docs/decisions/0031-wide-matrices-cheaper-trees.md) and the early-stopping block's pace
-(docs/decisions/0032-drafts-sized-to-their-window.md, the block as it was kept in
-``recorded_blocks/``) and the regression predictions kept within the training target's range
-(``script_blocks/training.py``, ``blend_stacking.py``) and the names past ten classes read as
-their alphabetical rank (``script_blocks/data.py``, ``preprocessor.py``) are put back to the text the recordings hold. Only those, exactly
-as they are rendered.
+Some of what the agent writes is newer than the recordings. The scores on fixed groups of the
+scored rows (``script_blocks/score_groups.py``, written after the validation score) are cut from
+the new script before the comparison. These are put back to the text the recordings hold, only
+these and exactly as they are rendered:
+
+- the REGULARIZATION block's rule for wide matrices (docs/decisions/0031-wide-matrices-cheaper-trees.md);
+- the early-stopping block's pace (docs/decisions/0032-drafts-sized-to-their-window.md; the block
+  as it was is kept in ``recorded_blocks/``);
+- the regression predictions kept within the training target's range (``script_blocks/training.py``,
+  ``blend_stacking.py``);
+- the names past ten classes read as their alphabetical rank (``script_blocks/data.py``,
+  ``preprocessor.py``; docs/decisions/0036-names-as-alphabetical-rank.md).
 """
 
 from __future__ import annotations
