@@ -6,27 +6,49 @@ import json
 
 from engine.agents.builtin.call import Call, CannotAnswer, Reply, code_reply, require_spec
 from engine.agents.builtin.catalog import FAMILIES, estimator_class, example_code, family_for_name, retrieval_order
+from engine.agents.builtin.feature_columns import feature_columns
 from engine.agents.builtin.image_task import with_images
 from engine.agents.builtin.render import new_spec, render_solution
+from engine.agents.builtin.render_model import NATIVE_CATEGORY_FAMILIES
 from engine.agents.builtin.search_rows import search_rows
 from engine.agents.builtin.spec import clone
 from engine.agents.builtin.text_task import text_features, with_text
 
+# A booster drafted a second time with the task's category columns as native categories (it splits
+# on sets of levels) beside its draft on codes and target means: which of the two does better
+# depends on the table and on how many rows it has, so both are drafted and validation decides
+# (docs/decisions/0037-native-categories-drafted-beside-codes.md).
+NATIVE_CATEGORIES = "with native categories"
+
+
+def retrieved_families(kind: str, classes: int | None, count: int, categories: bool) -> list[tuple[str, bool]]:
+    """The first ``count`` (family, native categories) drafts, best first: the retrieval order,
+    and on a task with category columns its first booster's native draft after the booster and
+    the linear model paired with it."""
+    keys = retrieval_order(kind, classes)
+    drafts = [(key, False) for key in keys]
+    booster = next((key for key in keys if key in NATIVE_CATEGORY_FAMILIES), None)
+    if categories and booster is not None:
+        drafts.insert(max(keys.index(booster) + 1, 2), (booster, True))
+    return drafts[:count]
+
 
 def retriever(call: Call) -> Reply:
-    """{task_description, M} -> M model families suited to the task kind (and its class count,
-    read off the task's files), best first."""
+    """{task_description, M} -> M model families suited to the task kind (and its class count and
+    category columns, read off the task's files), best first."""
     try:
         count = max(1, int(call.var("M", default=call.ctx.config.num_retrieved_models)))
     except (TypeError, ValueError):
         count = call.ctx.config.num_retrieved_models
-    keys = retrieval_order(call.kind, call.classes)[:count]
+    categories = bool(feature_columns(call.ctx.task_dir, "categorical"))
+    drafts = retrieved_families(call.kind, call.classes, count, categories)
     # On free text every model reads the text through TF-IDF and a linear model's stacked predictions.
     on_text = " on TF-IDF text predictions" if text_features(call.ctx.task_dir) else ""
     models = [
-        {"model_name": f"{FAMILIES[k].title} ({estimator_class(FAMILIES[k], call.kind)}){on_text}",
+        {"model_name": f"{FAMILIES[k].title}{' ' + NATIVE_CATEGORIES if native else ''} "
+                       f"({estimator_class(FAMILIES[k], call.kind)}){on_text}",
          "example_code": example_code(FAMILIES[k], call.kind)}
-        for k in keys
+        for k, native in drafts
     ]
     structured = {"models": models}
     return Reply(text=json.dumps(structured, indent=2), structured=structured)
@@ -39,6 +61,9 @@ def initial_spec(call: Call, model_name: str) -> dict:
             f"builtin init: no scikit-learn family matches the model {model_name!r}; "
             f"known families: {', '.join(FAMILIES)}")
     spec = new_spec(call.kind, call.metric, call.ctx.seed, search_rows(call.ctx.config), family, call.targets)
+    if NATIVE_CATEGORIES in model_name.lower() and family.key in NATIVE_CATEGORY_FAMILIES:
+        spec["data"]["prep"]["encode"] = "native"
+        spec["title"] = f"{family.title} baseline, categories native"
     return with_text(with_images(spec, call.ctx.task_dir), call.ctx.task_dir)
 
 
@@ -48,6 +73,8 @@ def init(call: Call) -> Reply:
     spec = initial_spec(call, model_name)
     family = FAMILIES[spec["model"]["members"][0]["family"]]
     note = f"A simple {family.title.lower()} solution for {model_name!r}"
+    if spec["data"]["prep"]["encode"] == "native":
+        note += ", told which columns are categories"
     if family.key == "hist_gradient_boosting" and "hist" not in model_name.lower():
         note += " (LightGBM/XGBoost are not installed here; scikit-learn's histogram GBDT is the same algorithm)"
     return code_reply(render_solution(spec), note + ".")

@@ -8,16 +8,11 @@ A task without one keeps the gene, and so its scripts, as they were. What counts
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+from engine.agents.builtin.feature_columns import feature_columns
 
-from engine.tasks.columns import modality
-
-# The rows read to judge a column, as the scripts judge theirs (data.py's text_columns).
-ROWS_READ = 500
 # The first draft's setting: every linear model weighed, words and characters, a vocabulary the
 # scripts bound further by their rows and the time left.
 DEFAULT_TEXT = {"model": "auto", "ngrams": "word+char", "vocabulary": 30000}
@@ -25,20 +20,9 @@ TEXT_MODELS = ("logistic", "ridge", "svm", "nb")
 TEXT_NGRAMS = ("word", "char", "word+char")
 
 
-@functools.cache
-def _text_features(task_dir: str) -> tuple[str, ...]:
-    base = Path(task_dir)
-    try:
-        train = pd.read_csv(base / "train.csv", nrows=ROWS_READ)
-        test_cols = list(pd.read_csv(base / "test.csv", nrows=0).columns)
-    except (OSError, ValueError, UnicodeDecodeError):
-        return ()
-    return tuple(c for c in train.columns if c in test_cols and modality(train[c]) == "text")
-
-
 def text_features(task_dir: str | Path | None) -> tuple[str, ...]:
     """The free-text feature columns of the task in ``task_dir`` (train and test both hold them)."""
-    return _text_features(str(task_dir)) if task_dir else ()
+    return feature_columns(task_dir, "text")
 
 
 def with_text(spec: dict[str, Any], task_dir: str | Path | None) -> dict[str, Any]:
