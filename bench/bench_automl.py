@@ -199,6 +199,9 @@ def main() -> None:
     parser.add_argument("--reuse", nargs="*", type=Path, default=[],
                         help="take each contender's result for a task, seed and limit from these --json files where "
                              "one answers for a fit now (bench/automl_results.py): fit only the rest")
+    parser.add_argument("--refit", nargs="*", default=[], metavar="CONTENDER",
+                        help="with --reuse: fit these contenders anew even where a kept row answers (an A/B of "
+                             "two of ours on this machine when the kept rows were measured on one of another speed)")
     parser.add_argument("--report", nargs="+", type=Path, default=None, metavar="JSON",
                         help="fit nothing: print the tables from these --json files (rows of the chosen set, "
                              "tasks, seeds, limit and preset; ours measured on the code of --code)")
@@ -223,10 +226,14 @@ def main() -> None:
         print(f"our results measured on the engine code of {args.code}")
         print(kept_report(kept_rows(args.report, args.preset, code), tasks, args.seeds, args.time_limit, args.preset))
         return
+    contenders = [*args.strategies, *args.peers]
+    unknown = [c for c in args.refit if c not in contenders]
+    if unknown:
+        sys.exit(f"--refit {' '.join(unknown)}: not a contender of this bench (contenders: {', '.join(contenders)})")
     python = _automl_python(args.automl_python)
     _check_peers(python, args.peers)
     measured_on = provenance(python, args.peers)
-    reused = earlier_results(args.reuse, [*args.strategies, *args.peers], measured_on, args.preset)
+    reused = earlier_results(args.reuse, [c for c in contenders if c not in args.refit], measured_on, args.preset)
     rows = run_bench(args, tasks, python, measured_on, reused)
     print(f"\npreset {args.preset}, --time-limit {args.time_limit} s for every contender, seeds {args.seeds}; "
           "scores are means over seeds of the private-answer grades, (n %) the mean fraction of the limit used")

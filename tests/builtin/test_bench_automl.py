@@ -274,3 +274,13 @@ def test_a_contender_with_slice_is_the_strategy_with_a_held_back_slice():
     assert bench.engine_args("mle-star") == ("--strategy", "mle-star")
     assert bench.engine_args("mle-star+slice") == ("--strategy", "mle-star", "--set", "hidden_slice=true")
     assert bench.engine_args("evolve+slice")[:2] == ("--strategy", "evolve")
+
+
+def test_refit_names_only_contenders_of_the_bench(monkeypatch):
+    """``--refit`` fits a contender anew beside kept rows (an A/B of two of ours on one machine);
+    a name that is not one of the bench's contenders is refused before anything is fitted."""
+    monkeypatch.setattr(sys, "argv", ["bench_automl.py", "--tasks", "iris", "--strategies", "mle-star",
+                                      "--peers", "flaml", "--refit", "mle-star+slice"])
+    with pytest.raises(SystemExit, match=r"--refit mle-star\+slice: not a contender of this bench "
+                                         r"\(contenders: mle-star, flaml\)"):
+        bench.main()
