@@ -106,7 +106,7 @@ heldout-report: venv
 BENCH_LIMIT ?= 120
 bench-automl: venv $(TEST_STAMP) sandbox-deps .venv-automl/.installed
 	PYTHONPATH=$(CURDIR) $(PY) bench/bench_automl.py --preset time --time-limit $(BENCH_LIMIT) --seeds 0 1 2 \
-	  --strategies mle-star evolve --reuse $(wildcard bench/results/*.json) \
+	  --strategies mle-star evolve --reuse bench/results \
 	  --json bench/results/automl-$(BENCH_LIMIT)s-$(shell date +%Y%m%d-%H%M%S).json
 
 .venv-automl/.installed: bench/automl-requirements.txt

@@ -91,18 +91,38 @@ def provenance(python: str, peers: list[str], root: Path = ROOT) -> dict:
             "peers": versions, "cores": os.cpu_count(), "probe_s": speed_probe_s()}
 
 
-def read_rows(path: Path) -> list[dict]:
-    """The rows of a ``--json`` file, or a clear exit naming the file and what is wrong."""
+def _shape_fault(path: Path) -> str | None:
+    """What keeps ``path`` from being a ``--json`` file of this bench, or None when it is one."""
     try:
         rows = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        sys.exit(f"{path}: not a JSON file written by bench_automl.py --json ({exc})")
+        return f"not a JSON file written by bench_automl.py --json ({exc})"
     if not isinstance(rows, list):
-        sys.exit(f"{path}: expected a list of rows, as bench_automl.py --json writes")
+        return "expected a list of rows, as bench_automl.py --json writes"
     for row in rows:
         if not (isinstance(row, dict) and {"task", "seed", "limit"} <= row.keys()):
-            sys.exit(f"{path}: a row without task, seed and limit ({str(row)[:80]})")
-    return rows
+            return f"a row without task, seed and limit ({str(row)[:80]})"
+    return None
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a ``--json`` file, or a clear exit naming the file and what is wrong."""
+    fault = _shape_fault(path)
+    if fault is not None:
+        sys.exit(f"{path}: {fault}")
+    return json.loads(path.read_text())
+
+
+def row_files(paths: list[Path]) -> list[Path]:
+    """The ``--json`` files named, a folder standing for its ``*.json`` files of this bench's
+    shape (other benches keep their results beside them: those are passed over)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += [p for p in sorted(path.glob("*.json")) if _shape_fault(p) is None]
+        else:
+            files.append(path)
+    return files
 
 
 def results_of(row: dict) -> dict[str, dict]:
@@ -132,7 +152,7 @@ def earlier_results(paths: list[Path], contenders: list[str], now: dict | None =
     it answers for a fit now (``answers``); a later file wins."""
     now = now or {}
     found: dict[tuple[str, str, int, int], dict] = {}
-    for path in paths:
+    for path in row_files(paths):
         for row in read_rows(path):
             for who, result in results_of(row).items():
                 if who in contenders and answers(result, who, now, preset):

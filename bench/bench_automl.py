@@ -197,8 +197,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep every run's event store and files in this new directory (default: deleted)")
     parser.add_argument("--reuse", nargs="*", type=Path, default=[],
-                        help="take each contender's result for a task, seed and limit from these --json files where "
-                             "one answers for a fit now (bench/automl_results.py): fit only the rest")
+                        help="take each contender's result for a task, seed and limit from these --json files (a "
+                             "folder: its files of this bench's shape) where one answers for a fit now "
+                             "(bench/automl_results.py): fit only the rest")
     parser.add_argument("--refit", nargs="*", default=[], metavar="CONTENDER",
                         help="with --reuse: fit these contenders anew even where a kept row answers (an A/B of "
                              "two of ours on this machine when the kept rows were measured on one of another speed)")

@@ -284,3 +284,20 @@ def test_refit_names_only_contenders_of_the_bench(monkeypatch):
     with pytest.raises(SystemExit, match=r"--refit mle-star\+slice: not a contender of this bench "
                                          r"\(contenders: mle-star, flaml\)"):
         bench.main()
+
+
+
+def test_a_folder_given_to_reuse_stands_for_its_bench_row_files(tmp_path):
+    """``make bench-automl`` passes ``--reuse bench/results``: the bench's row files there are read,
+    other benches' results beside them (the long-run bench's, a study's own JSON) passed over; a file
+    named on its own must be a row file."""
+    _kept(tmp_path / "kept.json", [_kept_row(0)])
+    (tmp_path / "longrun.json").write_text('[{"backend": "sqlite", "hours": 1.0}]')
+    (tmp_path / "study.json").write_text('{"what": "a study", "rows": []}')
+    found = results.earlier_results([tmp_path], ["mle-star", "flaml"], NOW, "time")
+    assert {key[0] for key in found} == {"mle-star", "flaml"}
+    assert {result["from"] for result in found.values()} == {"kept.json"}
+    with pytest.raises(SystemExit, match="study.json: expected a list of rows"):
+        results.earlier_results([tmp_path / "study.json"], ["flaml"])
+    kept = results.row_files([_PATH.parent / "results"])
+    assert len(kept) > 100 and all(path.parent.name == "results" for path in kept)
