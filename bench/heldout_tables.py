@@ -69,15 +69,21 @@ def newest_code_per_task(paths: list[Path]) -> dict[int, dict[str, tuple[int, st
 def sections(paths: list[Path]) -> list[tuple[int, str, str, list[str]]]:
     """(limit, commit, code, tasks) per table of the page: at each limit, every held-out task under
     the newest code that measured it, so a newer measurement of some tasks never hides another
-    set's figures; the newest code first within a limit."""
+    set's figures; the newest code first within a limit. One table per code, named by the
+    earliest commit whose rows are in it: rows measured at later commits of the same engine code
+    (a bench change, a document) belong to the same table."""
     from engine.tasks.protocol import EVER_HELD_OUT
 
     out = []
     for limit, per_task in sorted(newest_code_per_task(paths).items()):
-        codes = sorted({(when, commit, code) for when, commit, code in per_task.values()}, reverse=True)
-        for _, commit, code in codes:
+        newest: dict[str, int] = {}
+        first: dict[str, tuple[int, str]] = {}
+        for when, commit, code in per_task.values():
+            newest[code] = max(newest.get(code, when), when)
+            first[code] = min(first.get(code, (when, commit)), (when, commit))
+        for code in sorted(newest, key=lambda c: (newest[c], c), reverse=True):
             tasks = [t for t in EVER_HELD_OUT if t in per_task and per_task[t][2] == code]
-            out.append((limit, commit, code, tasks))
+            out.append((limit, first[code][1], code, tasks))
     return out
 
 

@@ -7,6 +7,7 @@ on a missed target under --smoke), so no verdict here depends on the machine's s
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -80,6 +81,23 @@ def test_automl_bench_reports_from_kept_rows():
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "## Held-out set (not tuned on)" in proc.stdout, proc.stdout[-2000:]
     assert "| task | metric | seeds |" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_rows_of_one_engine_code_at_two_commits_make_one_table(tmp_path):
+    """A bench run at a later commit whose engine code is unchanged (only a document or the bench
+    moved) adds to the table of that code, named by its earliest commit, not a table of its own."""
+    from bench.heldout_tables import sections
+
+    def row(task: str, commit: str) -> dict:
+        return {"task": task, "set": "heldout", "metric": "rmse", "maximize": False, "seed": 0, "limit": 120,
+                "preset": "time", "provenance": {"commit": commit, "code": "tree-x"},
+                "mle-star": {"score": 1.0, "wall_s": 110.0}}
+
+    # 3e23867 and 8a79d31: two commits of this repository, the second changing documents only.
+    (tmp_path / "automl-a.json").write_text(json.dumps([row("census-occupation", "3e23867")]))
+    (tmp_path / "automl-b.json").write_text(json.dumps([row("player-salary", "8a79d31")]))
+    assert sections(sorted(tmp_path.glob("*.json"))) == [
+        (120, "3e23867", "tree-x", ["census-occupation", "player-salary"])]
 
 
 def test_the_heldout_results_page_is_what_the_kept_rows_give():
