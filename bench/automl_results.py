@@ -176,7 +176,7 @@ def kept_rows(paths: list[Path], preset: str, code: str | None) -> list[dict]:
     results under ``preset`` measured on ``code`` (``code_at``: one version of the engine per
     report, never a mix), a later file's result for a contender replacing an earlier one's."""
     merged: dict[tuple[str, int, int], dict] = {}
-    for path in paths:
+    for path in row_files(paths):
         for row in read_rows(path):
             key = (row["task"], int(row["seed"]), int(row["limit"]))
             kept = merged.setdefault(key, {k: v for k, v in row.items() if not isinstance(v, dict)})

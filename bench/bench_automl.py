@@ -16,7 +16,7 @@ held-out set, run once a change is settled. The tables and the summary report th
     python bench/bench_automl.py --time-limit 120 --seeds 0 1 2 [--set dev|heldout|all]
         [--tasks bike-sharing ...] [--strategies mle-star evolve] [--peers flaml ag-medium ag-best]
         [--automl-python .venv-automl/bin/python] [--json out.json] [--reuse earlier.json ...]
-    python bench/bench_automl.py --report bench/results/*.json --time-limit 600 --preset time [--set ...]
+    python bench/bench_automl.py --report bench/results --time-limit 600 --preset time [--set ...]
 
 The peers run bench/automl_peers.py under ``--automl-python`` (default: ``.venv-automl`` when it
 exists, which ``make bench-automl`` builds, else this interpreter): AutoGluon pins an older pandas
@@ -204,7 +204,7 @@ def main() -> None:
                         help="with --reuse: fit these contenders anew even where a kept row answers (an A/B of "
                              "two of ours on this machine when the kept rows were measured on one of another speed)")
     parser.add_argument("--report", nargs="+", type=Path, default=None, metavar="JSON",
-                        help="fit nothing: print the tables from these --json files (rows of the chosen set, "
+                        help="fit nothing: print the tables from these --json files or folders (rows of the chosen set, "
                              "tasks, seeds, limit and preset; ours measured on the code of --code)")
     parser.add_argument("--code", default="HEAD", metavar="REV",
                         help="with --report: our results measured on this commit's engine code (default HEAD)")
