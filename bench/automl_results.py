@@ -91,38 +91,41 @@ def provenance(python: str, peers: list[str], root: Path = ROOT) -> dict:
             "peers": versions, "cores": os.cpu_count(), "probe_s": speed_probe_s()}
 
 
-def _shape_fault(path: Path) -> str | None:
-    """What keeps ``path`` from being a ``--json`` file of this bench, or None when it is one."""
+def _load_rows(path: Path) -> tuple[list[dict], str | None]:
+    """The rows of a ``--json`` file, and what keeps it from being one (None when it is one)."""
     try:
         rows = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        return f"not a JSON file written by bench_automl.py --json ({exc})"
+        return [], f"not a JSON file written by bench_automl.py --json ({exc})"
     if not isinstance(rows, list):
-        return "expected a list of rows, as bench_automl.py --json writes"
+        return [], "expected a list of rows, as bench_automl.py --json writes"
     for row in rows:
         if not (isinstance(row, dict) and {"task", "seed", "limit"} <= row.keys()):
-            return f"a row without task, seed and limit ({str(row)[:80]})"
-    return None
+            return [], f"a row without task, seed and limit ({str(row)[:80]})"
+    return rows, None
 
 
 def read_rows(path: Path) -> list[dict]:
     """The rows of a ``--json`` file, or a clear exit naming the file and what is wrong."""
-    fault = _shape_fault(path)
+    rows, fault = _load_rows(path)
     if fault is not None:
         sys.exit(f"{path}: {fault}")
-    return json.loads(path.read_text())
+    return rows
 
 
-def row_files(paths: list[Path]) -> list[Path]:
-    """The ``--json`` files named, a folder standing for its ``*.json`` files of this bench's
-    shape (other benches keep their results beside them: those are passed over)."""
-    files: list[Path] = []
+def rows_by_file(paths: list[Path]) -> list[tuple[Path, list[dict]]]:
+    """Each ``--json`` file named with its rows, a folder standing for its ``*.json`` files of this
+    bench's shape (other benches keep their results beside them: those are passed over)."""
+    found: list[tuple[Path, list[dict]]] = []
     for path in paths:
-        if path.is_dir():
-            files += [p for p in sorted(path.glob("*.json")) if _shape_fault(p) is None]
-        else:
-            files.append(path)
-    return files
+        if not path.is_dir():
+            found.append((path, read_rows(path)))
+            continue
+        for file in sorted(path.glob("*.json")):
+            rows, fault = _load_rows(file)
+            if fault is None:
+                found.append((file, rows))
+    return found
 
 
 def results_of(row: dict) -> dict[str, dict]:
@@ -152,8 +155,8 @@ def earlier_results(paths: list[Path], contenders: list[str], now: dict | None =
     it answers for a fit now (``answers``); a later file wins."""
     now = now or {}
     found: dict[tuple[str, str, int, int], dict] = {}
-    for path in row_files(paths):
-        for row in read_rows(path):
+    for path, rows in rows_by_file(paths):
+        for row in rows:
             for who, result in results_of(row).items():
                 if who in contenders and answers(result, who, now, preset):
                     found[(who, row["task"], int(row["seed"]), int(row["limit"]))] = {**result, "from": path.name}
@@ -176,8 +179,8 @@ def kept_rows(paths: list[Path], preset: str, code: str | None) -> list[dict]:
     results under ``preset`` measured on ``code`` (``code_at``: one version of the engine per
     report, never a mix), a later file's result for a contender replacing an earlier one's."""
     merged: dict[tuple[str, int, int], dict] = {}
-    for path in row_files(paths):
-        for row in read_rows(path):
+    for path, rows in rows_by_file(paths):
+        for row in rows:
             key = (row["task"], int(row["seed"]), int(row["limit"]))
             kept = merged.setdefault(key, {k: v for k, v in row.items() if not isinstance(v, dict)})
             for who, result in results_of(row).items():

@@ -286,7 +286,6 @@ def test_refit_names_only_contenders_of_the_bench(monkeypatch):
         bench.main()
 
 
-
 def test_a_folder_given_to_reuse_or_report_stands_for_its_bench_row_files(tmp_path):
     """``make bench-automl`` passes ``--reuse bench/results``: the bench's row files there are read,
     other benches' results beside them (the long-run bench's, a study's own JSON) passed over; a file
@@ -301,5 +300,5 @@ def test_a_folder_given_to_reuse_or_report_stands_for_its_bench_row_files(tmp_pa
         results.earlier_results([tmp_path / "study.json"], ["flaml"])
     (row,) = results.kept_rows([tmp_path], "time", "tree-a")       # --report takes a folder alike
     assert row["mle-star"]["from"] == "kept.json"
-    kept = results.row_files([_PATH.parent / "results"])
+    kept = [path for path, _ in results.rows_by_file([_PATH.parent / "results"])]
     assert len(kept) > 100 and all(path.parent.name == "results" for path in kept)
