@@ -22,7 +22,7 @@ than a path's own best is never submitted (REQ-OR-043: the best solution), which
 alone (the best *ensemble*) would allow.
 
 In the time mode a candidate whose test version cannot end in the time left is passed over when
-another can (``affordable``; docs/decisions/0038-final-fits-its-test-run.md): finalization fits
+another can (``affordable``; docs/decisions/0039-final-fits-its-test-run.md): finalization fits
 the final on every row, and a test run the limit cuts leaves the submission the search's run
 wrote, fit on its sample of the rows, which on a large table grades far below any candidate
 refit on every row. The candidates are then the inputs and every scored round, by the same rule.

@@ -1,5 +1,5 @@
 """In the time mode a final whose test run cannot end in the time left gives way to the best that
-can (docs/decisions/0038-final-fits-its-test-run.md): a test run the limit cuts leaves the
+can (docs/decisions/0039-final-fits-its-test-run.md): a test run the limit cuts leaves the
 submission the search's run wrote, fit on its sample of the rows."""
 
 from __future__ import annotations
