@@ -22,7 +22,6 @@ KNOWN: tuple[str, ...] = (
     "run-error-names-root-cause",  # a Phase 1 whose candidates all fail names their common cause (failure_cause.py)
     "run-without-submission-fails",  # no valid submission at the end is a failure, not a completion (run_end.py)
     "phase1-drafts-sized-to-window",  # Phase 1's evaluations are told the first choice's wait as their deadline (mlestar/pipeline.py)
-    "final-fits-its-test-run",  # time mode: a final whose test run cannot end in time gives way (mlestar/finalchoice.py)
 )
 
 

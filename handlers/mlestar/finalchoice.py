@@ -20,17 +20,11 @@ taken, as every other step of the pipeline (and the run-wide best, ``replay.best
 ``evolve``'s final node) moves on to the newer solution on a tie. An ensemble that is worse
 than a path's own best is never submitted (REQ-OR-043: the best solution), which REQ-P3-025
 alone (the best *ensemble*) would allow.
-
-In the time mode a candidate whose test version cannot end in the time left is passed over when
-another can (``affordable``; docs/decisions/0039-final-fits-its-test-run.md): finalization fits
-the final on every row, and a test run the limit cuts leaves the submission the search's run
-wrote, fit on its sample of the rows, which on a large table grades far below any candidate
-refit on every row. The candidates are then the inputs and every scored round, by the same rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from events.errors import PipelineError
@@ -40,12 +34,8 @@ from events.score import Score, Ties
 from events.values import SolutionScript, solution_id_of
 from handlers.hidden_choice import Candidate, choose_on_held_back
 from handlers.mlestar.phase3 import best_index
-from handlers.timebudget import TimePlan
-from handlers.toolkit import score_rule, warn
+from handlers.toolkit import score_rule
 from handlers.workflow import Workflow
-
-# The named handler change (handlers/patches.py): runs recorded before it keep the plain choice.
-FINAL_FITS_ITS_TEST_RUN = "final-fits-its-test-run"
 
 
 @dataclass(frozen=True)
@@ -54,7 +44,6 @@ class FinalChoice:
     score: float
     from_phase3: bool          # the ensemble side won (else: ``input_index``'s path best)
     input_index: int | None    # which input won, when one did
-    passed_over: SolutionScript | None = None   # the best on validation, whose test run cannot end in time
 
 
 def best_round(rounds: Sequence[EnsembleAttempt], rule: Score) -> EnsembleAttempt | None:
@@ -72,92 +61,23 @@ def picked_rows(result: Phase3Result) -> int | None:
 
 
 def choose_final(rule: Score, inputs: Sequence[SolutionScript], phase3_pick: SolutionScript | None,
-                 phase3_score: float | None, phase3_rows: int | None = None, *,
-                 affordable: Callable[[SolutionScript], bool] | None = None,
-                 rounds: Sequence[EnsembleAttempt] = ()) -> FinalChoice:
+                 phase3_score: float | None, phase3_rows: int | None = None) -> FinalChoice:
     """The best of ``inputs`` (each carrying its score, on every row) and Phase 3's pick (on
     ``phase3_rows`` rows, ``None``: every row), by ``rule`` with later ties winning (the pick is
     last). ``phase3_pick`` is None when Phase 3 yielded nothing scored; then the best input is
-    the final. With ``affordable`` (the time mode), a best whose test run cannot end in the time
-    left gives way to the best of the inputs and ``rounds`` that can, if any can."""
+    the final."""
     candidates: list[tuple[SolutionScript, float | None, int | None]] = [(s, s.score, None) for s in inputs]
     if phase3_pick is not None:
         candidates.append((phase3_pick, phase3_score, phase3_rows))
-    i = _best(rule, candidates)
+    i = rule.best_index([score for _, score, _ in candidates], Ties.LATER_WINS,
+                        [rows for _, _, rows in candidates])
     if i is None:
         raise PipelineError("no candidate for the final solution carries a usable score")
-    if affordable is not None and not affordable(candidates[i][0]):
-        within = [(k, c) for k, c in enumerate(candidates[:len(inputs)] +
-                                                [(a.solution, a.score, a.scored_rows) for a in rounds])
-                  if affordable(c[0])]
-        j = _best(rule, [c for _, c in within])
-        if j is not None:
-            k, (solution, score, _) = within[j]
-            assert score is not None
-            return FinalChoice(solution=solution.model_copy(update={"score": score}), score=score,
-                               from_phase3=k >= len(inputs), input_index=k if k < len(inputs) else None,
-                               passed_over=candidates[i][0])
     solution, score, _ = candidates[i]
     assert score is not None
     won = phase3_pick is not None and i == len(inputs)
     return FinalChoice(solution=solution.model_copy(update={"score": score}), score=score, from_phase3=won,
                        input_index=None if won else i)
-
-
-def _best(rule: Score, candidates: Sequence[tuple[SolutionScript, float | None, int | None]]) -> int | None:
-    return rule.best_index([score for _, score, _ in candidates], Ties.LATER_WINS, [rows for _, _, rows in candidates])
-
-
-def test_run_fits(wf: Workflow, plan: TimePlan) -> Callable[[SolutionScript], bool] | None:
-    """The time mode's ``affordable`` for ``choose_final``: whether finalizing a solution, as the
-    run measured it (its script's estimate of its test run, the margin and the agent calls:
-    ``Measured.finalization_need_s``), ends in the time finalization has from now. A solution with
-    no estimate is taken to fit: the measurement says nothing of it. ``None`` outside the time mode
-    and for runs recorded before the change."""
-    if not (plan.time_driven and wf.patched(FINAL_FITS_ITS_TEST_RUN)):
-        return None
-    left_s, measured = plan.finalization_window(wf.now).budget_s, plan.measured
-
-    def fits(solution: SolutionScript) -> bool:
-        solution_id = solution_id_of(solution.content)
-        return not measured.estimated(solution_id) or measured.finalization_need_s(solution_id) <= left_s
-    return fits
-
-
-def choose_final_within(wf: Workflow, plan: TimePlan, inputs: Sequence[SolutionScript],
-                        phase3_pick: SolutionScript | None, phase3_score: float | None, phase3_rows: int | None,
-                        rounds: Sequence[EnsembleAttempt]) -> FinalChoice:
-    """``choose_final`` as the run's time plan allows (``test_run_fits``), a best passed over said."""
-    final = choose_final(score_rule(wf), inputs, phase3_pick, phase3_score, phase3_rows,
-                         affordable=test_run_fits(wf, plan), rounds=rounds)
-    note_passed_over(wf, plan, final)
-    return final
-
-
-def note_passed_over(wf: Workflow, plan: TimePlan, final: FinalChoice) -> None:
-    """Say in the log which best was passed over, and why (its need against the time left)."""
-    if final.passed_over is None:
-        return
-    passed = solution_id_of(final.passed_over.content)
-    warn(wf.at("phase3"), "the best on validation is passed over: its test run cannot end in the time left",
-         passed_over=passed, its_score=final.passed_over.score,
-         its_need_s=round(plan.measured.finalization_need_s(passed), 2),
-         left_s=round(plan.finalization_window(wf.now).budget_s, 2),
-         final=solution_id_of(final.solution.content), final_score=final.score)
-
-
-def why_kept(final: FinalChoice, status: str) -> str:
-    """Why the final is not Phase 3's own pick, as ``FallbackUsed`` says it, by how Phase 3 ended."""
-    what = "Phase 3's best round" if final.from_phase3 else f"path-{final.input_index}'s best"
-    if final.passed_over is not None:
-        what += " whose test run ends in the time left (the best on validation's cannot)"
-    elif not final.from_phase3:
-        what += " (no ensemble beat it)"
-    if status == "completed":
-        return f"Phase 3 completed: {what} used, the best solution on validation (REQ-OR-043)"
-    if status == "failed":                      # REQ-OR-041
-        return f"Phase 3 failed: {what} used, the best solution on validation (REQ-OR-041)"
-    return f"Phase 3 {status.replace('_', ' ')}: {what} used (REQ-OR-030)"
 
 
 def final_on_held_back(wf: Workflow, phase1: Phase1Result, phase2_results: Sequence[Phase2Result],
@@ -177,5 +97,4 @@ def final_on_held_back(wf: Workflow, phase1: Phase1Result, phase2_results: Seque
     return chosen.solution, score
 
 
-__all__ = ["FINAL_FITS_ITS_TEST_RUN", "FinalChoice", "best_round", "choose_final", "choose_final_within",
-           "final_on_held_back", "picked_rows", "test_run_fits", "why_kept"]
+__all__ = ["FinalChoice", "best_round", "choose_final", "final_on_held_back", "picked_rows"]

@@ -68,7 +68,7 @@ from handlers.deadline import Deadline, DeadlineReached
 from handlers.evaluation import submission_of
 from handlers.finalization import record_own_submission, run_finalization
 from handlers.mlestar.bestsofar import best_so_far, best_solution_id, drafts_left_out, track_best, track_drafts
-from handlers.mlestar.finalchoice import best_round, choose_final_within, final_on_held_back, picked_rows, why_kept
+from handlers.mlestar.finalchoice import best_round, choose_final, final_on_held_back, picked_rows
 from handlers.mlestar.phase1 import first_choice, post_merge_checks, run_phase1
 from handlers.mlestar.phase2 import best_of, failed_path_result, run_phase2
 from handlers.mlestar.phase3 import run_phase3
@@ -336,12 +336,18 @@ class Pipeline:
             pick_rows = picked_rows(result)
         elif (kept := best_round(rounds, rule)) is not None:   # failed or cut: its best round so far
             pick, pick_score, pick_rows = kept.solution, kept.score, kept.scored_rows
-        final = choose_final_within(wf, self.plan, inputs, pick, pick_score, pick_rows, rounds)
-        if result is not None and final.from_phase3 and final.passed_over is None:
+        final = choose_final(rule, inputs, pick, pick_score, pick_rows)
+        if result is not None and final.from_phase3:
             return result, result.best_ensemble.model_copy(update={"score": result.best_ensemble_score}), \
                 result.best_ensemble_score
-        why = why_kept(final, outcome.status)
-        if not outcome.ok and outcome.status != "failed":   # REQ-OR-030: cut by time or budget
+        kept_what = ("Phase 3's best round" if final.from_phase3
+                     else f"path-{final.input_index}'s best (no ensemble beat it)")
+        if outcome.ok:
+            why = f"Phase 3 completed: {kept_what} used, the best solution on validation (REQ-OR-043)"
+        elif outcome.status == "failed":      # REQ-OR-041
+            why = f"Phase 3 failed: {kept_what} used, the best solution on validation (REQ-OR-041)"
+        else:                                 # REQ-OR-030: cut by time or budget
+            why = f"Phase 3 {outcome.status.replace('_', ' ')}: {kept_what} used (REQ-OR-030)"
             wf.at("phase3").record(WorkCut(unit="phase3", reason=outcome.error, at_s=wf.now,
                                            where=f"round {len(rounds)}", steps_done=len(rounds),
                                            kept_solution_id=final.solution.solution_id, kept_score=final.score))

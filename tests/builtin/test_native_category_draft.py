@@ -23,14 +23,12 @@ def test_the_task_s_columns_are_read_by_modality_without_its_id(multiclass, bina
 
 
 @pytest.mark.parametrize("kind", ["classification", "regression"])
-def test_the_native_draft_comes_right_after_the_booster_so_both_start_at_once(kind):
+def test_the_native_draft_follows_the_booster_and_the_linear_model_paired_with_it(kind):
     order = retrieval_order(kind)
     drafts = retrieved_families(kind, None, 8, categories=True)
-    assert drafts[:3] == [(order[0], False), (order[0], True), ("linear", False)]
+    assert drafts[:3] == [(order[0], False), ("linear", False), (order[0], True)]
     assert [key for key, native in drafts if not native] == order[:7], "the other families keep their order"
     assert retrieved_families(kind, None, 8, categories=False) == [(key, False) for key in order[:8]]
-    assert retrieved_families(kind, None, 3, categories=True) == [(order[0], False), (order[0], True), ("linear", False)]
-    # Two drafts keep the linear model as the booster's partner, as without categories.
     assert retrieved_families(kind, None, 2, categories=True) == [(order[0], False), ("linear", False)]
 
 
@@ -47,11 +45,11 @@ def test_a_task_with_categories_gets_a_runnable_native_draft_beside_the_coded_on
     models = RetrieverOutput.model_validate(multiclass.ok("retriever", task_description="", M=4).structured).models
     names = [m.model_name for m in models]
     assert len(names) == 4
-    assert NATIVE_CATEGORIES in names[1] and "LGBMClassifier" in names[1], names
-    assert not any(NATIVE_CATEGORIES in name for name in names[:1] + names[2:]), names
+    assert NATIVE_CATEGORIES in names[2] and "LGBMClassifier" in names[2], names
+    assert not any(NATIVE_CATEGORIES in name for name in names[:2] + names[3:]), names
 
     scores = {}
-    for name in (names[0], names[1]):
+    for name in (names[0], names[2]):
         code = multiclass.ok("init", task_description="", model_name=name, example_code="").code
         spec = parse_spec(code)
         assert spec is not None

@@ -23,18 +23,13 @@ NATIVE_CATEGORIES = "with native categories"
 
 def retrieved_families(kind: str, classes: int | None, count: int, categories: bool) -> list[tuple[str, bool]]:
     """The first ``count`` (family, native categories) drafts, best first: the retrieval order,
-    and on a task with category columns its first booster's native draft right after the booster.
-
-    Right after it, so that a time-driven Phase 1, which drafts two at a time, starts both ways
-    of the booster at once: drafted after the linear model, the native draft of a large table
-    started seconds later and was cut at Phase 1's end on some seeds (decision 0038). A list of
-    two keeps the linear model as the booster's partner, as a list without categories does."""
+    and on a task with category columns its first booster's native draft after the booster and
+    the linear model paired with it."""
     keys = retrieval_order(kind, classes)
     drafts = [(key, False) for key in keys]
     booster = next((key for key in keys if key in NATIVE_CATEGORY_FAMILIES), None)
     if categories and booster is not None:
-        after = keys.index(booster) + 1
-        drafts.insert(after if count > 2 else max(after, 2), (booster, True))
+        drafts.insert(max(keys.index(booster) + 1, 2), (booster, True))
     return drafts[:count]
 
 
