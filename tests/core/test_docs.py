@@ -63,6 +63,17 @@ def test_the_readme_and_docs_links_resolve_inside_the_repository():
     assert not broken, "links to paths that are not in the repository:\n" + "\n".join(broken)
 
 
+def test_a_link_labelled_with_a_decision_number_leads_to_that_decision():
+    """A label naming decision 0005 on a link to 0003 sent readers to the wrong record, though the
+    link resolved."""
+    wrong = []
+    for page in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        for number, target in re.findall(r"\[decision (\d{4})\]\((?:[\w./-]*/)?(\d{4})-", page.read_text(encoding="utf-8")):
+            if number != target:
+                wrong.append(f"{page.relative_to(REPO)}: decision {number} -> {target}")
+    assert not wrong, "decision links whose label names another record:\n" + "\n".join(wrong)
+
+
 def test_no_text_names_a_page_of_docs_that_is_gone():
     """Code comments and pages cite docs/ by path; a page that moves takes its citations with it."""
     gone = []
